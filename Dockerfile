@@ -1,0 +1,39 @@
+# Inventory Service container image.
+#   docker build -t inventory-service .
+#   docker run --rm -p 8080:8080 -e DATABASE_URL=... -e AUTH_JWT_SECRET=... inventory-service
+# In a container DATABASE_URL must always be set (the embedded PostgreSQL fallback is for local development only).
+
+# ---- build stage: full install (incl. dev deps) and TypeScript compile ----
+FROM node:20-bookworm-slim AS build
+ENV SCARF_ANALYTICS=false
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci && npm cache clean --force
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- runtime stage: production deps + compiled output only ----
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    PORT=8080 \
+    SCARF_ANALYTICS=false
+# tini as PID 1: forwards SIGTERM/SIGINT to node (graceful shutdown) and reaps zombies.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# Application files stay root-owned (read-only for the runtime user).
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
+# Only DATA_DIR is writable (used by the embedded PostgreSQL fallback when DATABASE_URL is unset).
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+EXPOSE 8080
+# No --start-period: dockerfilelint 1.8 rejects that option; the first probe runs only after --interval anyway.
+HEALTHCHECK --interval=30s --timeout=5s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/actuator/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]

@@ -1,0 +1,61 @@
+import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import express, { type Express, type Request } from 'express';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { authenticate, createTokenVerifier } from './http/auth.js';
+import { errorHandler } from './http/error-handler.js';
+import { addIndexRoutes } from './http/index-routes.js';
+import { createMetrics } from './http/metrics.js';
+import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
+import { requestContext } from './http/request-context.js';
+import { Routes } from './http/routing.js';
+import { methodNotAllowed, routeNotFound } from './http/server-error.js';
+
+export interface AppDependencies {
+  readonly config: Config;
+  readonly pool: pg.Pool;
+  readonly logger: Logger;
+}
+
+const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui']);
+
+/** D5: only these reads are open without a token. */
+function isPublic(req: Request): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
+  return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/');
+}
+
+/** The whole HTTP application without a listening socket (what the tests drive through supertest). */
+export function createApp({ config, pool, logger }: AppDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('etag', false);
+
+  const registry = new OpenAPIRegistry();
+  const routes = new Routes(config.bodyLimit, registry);
+  const metrics = createMetrics(pool);
+  let apiDocument: object | undefined;
+
+  app.use(requestContext(logger));
+  app.use(metrics.observeRequests);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+  app.use(authenticate(createTokenVerifier(config.auth), isPublic));
+
+  addIndexRoutes(routes);
+  addOperatorRoutes(app, routes, pool, metrics, () => (apiDocument ??= buildApiDocument(registry)));
+  app.use(routes.router);
+
+  app.use((req, _res, next) => {
+    const allowed = routes.allowedMethods(req.path);
+    if (allowed.length === 0) return next(routeNotFound(req.method, req.path));
+    next(methodNotAllowed(req.method, allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed));
+  });
+  app.use(errorHandler);
+  return app;
+}

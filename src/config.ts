@@ -1,0 +1,140 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveMillis = z.coerce.number().int().min(1).max(3_600_000);
+
+/** Accepts what body-parser accepts: a byte count or a number with b/kb/mb/gb. */
+const byteSize = z
+  .string()
+  .regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, { message: "must be a size such as '64mb' or '1048576'" });
+
+const environmentSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: port.default(8080),
+    HOST: z.string().min(1).optional(),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
+      .optional(),
+    DATA_DIR: z.string().min(1).default('./data'),
+    EMBEDDED_PG_PORT: port.default(0),
+    DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+    DB_CONNECT_TIMEOUT_MS: positiveMillis.default(5000),
+    DB_LOCK_TIMEOUT_MS: positiveMillis.default(5000),
+    DB_STATEMENT_TIMEOUT_MS: positiveMillis.default(120_000),
+    AUTH_JWT_SECRET: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+    AUTH_JWT_PUBLIC_KEY: z.string().min(1).optional(),
+    AUTH_JWT_ISSUER: z.string().min(1).optional(),
+    AUTH_JWT_AUDIENCE: z.string().min(1).optional(),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    BODY_LIMIT: byteSize.default('64mb'),
+    TRUST_PROXY: booleanFlag.default(false),
+    INVENTORY_MIXED_LOADUNITS: booleanFlag.default(false),
+    SHUTDOWN_TIMEOUT_MS: positiveMillis.default(10_000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH_JWT_PUBLIC_KEY'],
+        message: 'set either AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY, not both',
+      });
+    }
+    if (env.NODE_ENV === 'production' && !env.AUTH_JWT_SECRET && !env.AUTH_JWT_PUBLIC_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH_JWT_SECRET'],
+        message: 'is required in production (or AUTH_JWT_PUBLIC_KEY)',
+      });
+    }
+  });
+
+export interface AuthConfig {
+  /** HS256 secret; absent when a public key is configured or a development secret is still to be created. */
+  readonly secret?: string;
+  /** PEM public key for RS256 / ES256. */
+  readonly publicKey?: string;
+  readonly issuer?: string;
+  readonly audience?: string;
+}
+
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly port: number;
+  readonly host?: string;
+  readonly databaseUrl?: string;
+  readonly dataDir: string;
+  readonly embeddedPostgresPort: number;
+  readonly db: {
+    readonly poolMax: number;
+    readonly connectTimeoutMs: number;
+    readonly lockTimeoutMs: number;
+    readonly statementTimeoutMs: number;
+  };
+  readonly auth: AuthConfig;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly bodyLimit: string;
+  readonly trustProxy: boolean;
+  readonly mixedLoadUnits: boolean;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** PEM keys often arrive through environments with their line breaks escaped. */
+function unescapePem(value: string): string {
+  return value.includes('\\n') ? value.replace(/\\n/g, '\n') : value;
+}
+
+function blankToUndefined(source: NodeJS.ProcessEnv): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (value !== undefined && value.trim() !== '') result[key] = value;
+  }
+  return result;
+}
+
+/** Reads the environment once; throws ConfigError naming every bad setting. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(blankToUndefined(source));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const env = parsed.data;
+  return Object.freeze({
+    env: env.NODE_ENV,
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    dataDir: path.resolve(env.DATA_DIR),
+    embeddedPostgresPort: env.EMBEDDED_PG_PORT,
+    db: Object.freeze({
+      poolMax: env.DB_POOL_MAX,
+      connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
+      lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+    }),
+    auth: Object.freeze({
+      secret: env.AUTH_JWT_SECRET,
+      publicKey: env.AUTH_JWT_PUBLIC_KEY ? unescapePem(env.AUTH_JWT_PUBLIC_KEY) : undefined,
+      issuer: env.AUTH_JWT_ISSUER,
+      audience: env.AUTH_JWT_AUDIENCE,
+    }),
+    logLevel: env.LOG_LEVEL,
+    bodyLimit: env.BODY_LIMIT,
+    trustProxy: env.TRUST_PROXY,
+    mixedLoadUnits: env.INVENTORY_MIXED_LOADUNITS,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+  });
+}

@@ -1,0 +1,39 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { startEmbeddedPostgres } from './embedded.js';
+import { createPool } from './pool.js';
+
+export interface Database {
+  readonly pool: pg.Pool;
+  /** Where the data lives, for the log: a server address without credentials, or the embedded data folder. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+}
+
+/** DATABASE_URL when set; otherwise an embedded PostgreSQL under DATA_DIR, stopped again by close(). */
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+  if (config.databaseUrl) {
+    const pool = createPool(config.databaseUrl, config.db, logger);
+    const description = `PostgreSQL server at ${redact(config.databaseUrl)}`;
+    logger.info({ database: description }, 'using the configured PostgreSQL server');
+    return { pool, description, close: () => pool.end() };
+  }
+  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger });
+  const pool = createPool(embedded.url, config.db, logger);
+  const description = `embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDirectory}`;
+  logger.info({ database: description }, 'using the embedded PostgreSQL');
+  return {
+    pool,
+    description,
+    close: async () => {
+      await pool.end().catch((error: unknown) => logger.warn({ err: error }, 'closing the pool failed'));
+      await embedded.stop();
+    },
+  };
+}

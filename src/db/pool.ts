@@ -1,0 +1,33 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export interface PoolSettings {
+  readonly poolMax: number;
+  readonly connectTimeoutMs: number;
+  readonly lockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+}
+
+// numeric stays a string (exact decimals are parsed by the units module); bigint counts fit in a JS number here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+/**
+ * The pool never crashes the process when the server goes away: idle-client errors are logged and the
+ * client is dropped; the next checkout reconnects.
+ */
+export function createPool(connectionString: string, settings: PoolSettings, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: settings.poolMax,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: 'inventory-service',
+    // Waiting forever on a lock or a runaway statement would hold a connection and a client hostage.
+    options: `-c lock_timeout=${settings.lockTimeoutMs} -c statement_timeout=${settings.statementTimeoutMs} -c idle_in_transaction_session_timeout=60000`,
+    keepAlive: true,
+  });
+  pool.on('error', (error) => {
+    logger.warn({ err: error }, 'idle database connection failed; it was discarded');
+  });
+  return pool;
+}

@@ -1,0 +1,73 @@
+import type pg from 'pg';
+
+declare const transactionBrand: unique symbol;
+
+/** A client inside an open transaction. Only withTransaction creates one. */
+export type Tx = pg.PoolClient & { readonly [transactionBrand]: true };
+
+/** Anything that runs a statement: the pool for single reads, a Tx for units of work. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export interface TransactionOptions {
+  readonly isolation?: 'read committed' | 'repeatable read' | 'serializable';
+  readonly readOnly?: boolean;
+  /** Attempts in total, including the first. */
+  readonly maxAttempts?: number;
+}
+
+const SERIALIZATION_FAILURE = '40001';
+const DEADLOCK_DETECTED = '40P01';
+
+function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === SERIALIZATION_FAILURE || code === DEADLOCK_DETECTED;
+}
+
+function backoff(attempt: number): Promise<void> {
+  const base = 5 * 2 ** attempt;
+  return new Promise((resolve) => setTimeout(resolve, base + Math.random() * base));
+}
+
+/**
+ * The one place that begins, commits and rolls back. Serialization failures and deadlocks are retried with
+ * jittered backoff, so `fn` must be safe to run again (it only talks to the database).
+ */
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: Tx) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const maxAttempts = options.maxAttempts ?? 5;
+  const begin = [
+    'BEGIN',
+    options.isolation ? `ISOLATION LEVEL ${options.isolation.toUpperCase()}` : '',
+    options.readOnly ? 'READ ONLY' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query(begin);
+      const result = await fn(client as Tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      if (attempt < maxAttempts && isRetryable(error)) {
+        await backoff(attempt);
+        continue;
+      }
+      throw error;
+    } finally {
+      // A client whose rollback failed may be mid-protocol; destroy it rather than hand it to the next request.
+      client.release(broken);
+    }
+  }
+}

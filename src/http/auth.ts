@@ -1,0 +1,111 @@
+import { createPublicKey } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import jwt from 'jsonwebtoken';
+import type { AuthConfig } from '../config.js';
+import { unauthorized } from './server-error.js';
+
+export interface Principal {
+  /** The token's `sub`, recorded as the actor of every stock change (D5). */
+  readonly subject: string;
+  readonly scopes: readonly string[];
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+export interface TokenVerifier {
+  readonly algorithm: jwt.Algorithm;
+  verify(token: string): Principal;
+}
+
+// Tokens signed a moment in the future by a server with a slightly fast clock are still accepted.
+const CLOCK_TOLERANCE_SECONDS = 30;
+
+function algorithmForPublicKey(pem: string): jwt.Algorithm {
+  const key = createPublicKey(pem);
+  if (key.asymmetricKeyType === 'rsa') return 'RS256';
+  if (key.asymmetricKeyType === 'ec') return 'ES256';
+  throw new Error(
+    `AUTH_JWT_PUBLIC_KEY: unsupported key type ${key.asymmetricKeyType ?? 'unknown'}; use an RSA or EC P-256 key`,
+  );
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof jwt.TokenExpiredError) return 'The bearer token has expired';
+  if (error instanceof jwt.NotBeforeError) return 'The bearer token is not valid yet';
+  if (error instanceof jwt.JsonWebTokenError) {
+    const reason = error.message;
+    if (reason === 'invalid signature') return 'The bearer token has an invalid signature';
+    if (reason === 'jwt malformed' || reason === 'invalid token' || reason.startsWith('Unexpected token')) {
+      return 'The bearer token is malformed';
+    }
+    if (reason === 'invalid algorithm' || reason === 'jwt signature is required') {
+      return 'The bearer token is signed with an algorithm that is not accepted';
+    }
+    if (reason.startsWith('jwt audience invalid')) return 'The bearer token is for another audience';
+    if (reason.startsWith('jwt issuer invalid')) return 'The bearer token is from another issuer';
+    return 'The bearer token is invalid';
+  }
+  return 'The bearer token is invalid';
+}
+
+function scopesOf(payload: jwt.JwtPayload): string[] {
+  const raw: unknown = payload.scope ?? payload.scp;
+  if (typeof raw === 'string') return raw.split(' ').filter(Boolean);
+  if (Array.isArray(raw)) return raw.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
+/** Verifies with exactly one configured algorithm, so `alg: none` and algorithm confusion are refused. */
+export function createTokenVerifier(auth: AuthConfig): TokenVerifier {
+  const key = auth.publicKey ?? auth.secret;
+  if (!key) throw new Error('No token key configured');
+  const algorithm = auth.publicKey ? algorithmForPublicKey(auth.publicKey) : 'HS256';
+  const options: jwt.VerifyOptions & { complete: false } = {
+    algorithms: [algorithm],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    complete: false,
+    ...(auth.issuer ? { issuer: auth.issuer } : {}),
+    ...(auth.audience ? { audience: auth.audience } : {}),
+  };
+  return {
+    algorithm,
+    verify(token: string): Principal {
+      let payload: string | jwt.JwtPayload;
+      try {
+        payload = jwt.verify(token, key, options);
+      } catch (error) {
+        throw unauthorized(describeFailure(error), true);
+      }
+      if (typeof payload === 'string') throw unauthorized('The bearer token is malformed', true);
+      if (typeof payload.exp !== 'number') throw unauthorized('The bearer token has no expiry (exp)', true);
+      return {
+        subject: typeof payload.sub === 'string' && payload.sub ? payload.sub : 'anonymous',
+        scopes: scopesOf(payload),
+      };
+    },
+  };
+}
+
+const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)\s*$/i;
+
+/**
+ * Checks the bearer token on every request that is not public, before routing (D5: an unknown protected
+ * path without a token is 401). Tokens are read from the Authorization header only, never the query string.
+ */
+export function authenticate(verifier: TokenVerifier, isPublic: (req: Request) => boolean): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (isPublic(req)) return next();
+    const header = req.headers.authorization;
+    if (!header)
+      return next(unauthorized('Full authentication is required: send an Authorization: Bearer token', false));
+    const match = BEARER.exec(header);
+    if (!match?.[1])
+      return next(unauthorized('The Authorization header must use the Bearer scheme with a token', true));
+    req.principal = verifier.verify(match[1]);
+    next();
+  };
+}

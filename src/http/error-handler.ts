@@ -1,0 +1,41 @@
+import type { ErrorRequestHandler, Request } from 'express';
+import { ApiError, apiErrorBody } from './api-error.js';
+import { HAL_JSON } from './media-types.js';
+import { stringifyJson } from './json.js';
+import { databaseProblem } from '../db/pg-errors.js';
+import { internalError, ServerError, serverErrorBody } from './server-error.js';
+
+function sendServerError(req: Request, res: Parameters<ErrorRequestHandler>[2], error: ServerError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res
+    .status(error.status)
+    .type('application/json')
+    .send(stringifyJson(serverErrorBody(error, req.path)));
+}
+
+/**
+ * The one error middleware (D6): ApiError → API-declined body; ServerError → server-declined body;
+ * PostgreSQL failures → their mapped error; anything else → a generic 500 whose detail is only in the log.
+ */
+export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next) => {
+  if (res.headersSent) return next(error);
+  const mapped = error instanceof ApiError || error instanceof ServerError ? error : databaseProblem(error);
+
+  if (mapped instanceof ApiError) {
+    const body = apiErrorBody(mapped);
+    res.status(mapped.status);
+    if (body === undefined) {
+      res.end();
+      return;
+    }
+    res.type(HAL_JSON).send(stringifyJson(body));
+    return;
+  }
+  if (mapped instanceof ServerError) {
+    if (mapped.status >= 500) req.log.error({ err: error }, 'request failed: %s', mapped.message);
+    sendServerError(req, res, mapped);
+    return;
+  }
+  req.log.error({ err: error }, 'unexpected failure');
+  sendServerError(req, res, internalError(String(req.id)));
+};

@@ -1,0 +1,47 @@
+import type { RequestHandler } from 'express';
+import type pg from 'pg';
+import client from 'prom-client';
+
+export interface Metrics {
+  readonly registry: client.Registry;
+  readonly observeRequests: RequestHandler;
+}
+
+/** Default process metrics, request durations by route pattern (never the raw path), and pool gauges. */
+export function createMetrics(pool: pg.Pool): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+
+  const duration = new client.Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const gauges = [
+    ['db_pool_connections_total', 'Connections held by the pool', () => pool.totalCount],
+    ['db_pool_connections_idle', 'Idle connections in the pool', () => pool.idleCount],
+    ['db_pool_requests_waiting', 'Requests waiting for a pool connection', () => pool.waitingCount],
+  ] as const;
+  for (const [name, help, read] of gauges) {
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  const observeRequests: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      const routePath = (req.route as { path?: string } | undefined)?.path;
+      end({ method: req.method, route: routePath ?? 'unmatched', status: String(res.statusCode) });
+    });
+    next();
+  };
+  return { registry, observeRequests };
+}

@@ -1,0 +1,85 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * The server-declined error (spec part 7, D6): raised before a request reaches the API logic
+ * (tokens, routing, negotiation, unreadable bodies) and for unexpected failures.
+ */
+export class ServerError extends Error {
+  override readonly name = 'ServerError';
+
+  constructor(
+    readonly status: number,
+    /** The exception class name reported in the body; Spring's names where the original system uses them. */
+    readonly exception: string,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface ServerErrorBody {
+  timestamp: number;
+  status: number;
+  error: string;
+  exception: string;
+  message: string;
+  path: string;
+}
+
+export function serverErrorBody(error: ServerError, path: string): ServerErrorBody {
+  return {
+    timestamp: Date.now(),
+    status: error.status,
+    error: STATUS_CODES[error.status] ?? 'Error',
+    exception: error.exception,
+    message: error.message,
+    path,
+  };
+}
+
+export const unauthorized = (message: string, invalidToken: boolean): ServerError =>
+  new ServerError(
+    401,
+    invalidToken ? 'InvalidBearerTokenException' : 'AuthenticationCredentialsNotFoundException',
+    message,
+    {
+      'WWW-Authenticate': invalidToken ? 'Bearer error="invalid_token"' : 'Bearer',
+    },
+  );
+
+export const routeNotFound = (method: string, path: string): ServerError =>
+  new ServerError(404, 'NoHandlerFoundException', `No endpoint ${method} ${path}`);
+
+export const methodNotAllowed = (method: string, allowed: readonly string[]): ServerError =>
+  new ServerError(405, 'HttpRequestMethodNotSupportedException', `Request method '${method}' is not supported`, {
+    Allow: allowed.join(', '),
+  });
+
+export const notAcceptable = (supported: readonly string[]): ServerError =>
+  new ServerError(
+    406,
+    'HttpMediaTypeNotAcceptableException',
+    `No acceptable representation; this resource is available as ${supported.join(', ')}`,
+  );
+
+export const unsupportedMediaType = (contentType: string, supported: readonly string[]): ServerError =>
+  new ServerError(
+    415,
+    'HttpMediaTypeNotSupportedException',
+    `Content type '${contentType}' is not supported; use ${supported.join(' or ')}`,
+  );
+
+export const unreadableBody = (detail: string): ServerError =>
+  new ServerError(400, 'HttpMessageNotReadableException', `Request body is not readable: ${detail}`);
+
+export const payloadTooLarge = (limit: string): ServerError =>
+  new ServerError(413, 'PayloadTooLargeException', `Request body exceeds the limit of ${limit}`);
+
+export const databaseUnavailable = (): ServerError =>
+  new ServerError(503, 'DataAccessResourceFailureException', 'The database is unavailable; retry later', {
+    'Retry-After': '5',
+  });
+
+export const internalError = (requestId: string): ServerError =>
+  new ServerError(500, 'InternalServerError', `Unexpected error; quote request id ${requestId} when reporting it`);

@@ -1,0 +1,116 @@
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
+import { createLogger } from './logger.js';
+
+const DEVELOPMENT_TOKEN_SECONDS = 12 * 3600;
+
+/** D26: without a configured key, development gets a persistent secret under DATA_DIR and a ready token. */
+async function resolveAuth(config: Config, logger: Logger): Promise<Config> {
+  if (config.auth.secret || config.auth.publicKey) return config;
+  const secret = await readOrCreateDevelopmentSecret(config.dataDir);
+  const token = signDevelopmentToken(secret, {
+    subject: 'developer',
+    expiresInSeconds: DEVELOPMENT_TOKEN_SECONDS,
+    issuer: config.auth.issuer,
+    audience: config.auth.audience,
+  });
+  logger.warn(
+    { secretFile: `${config.dataDir}/jwt-secret` },
+    'no AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY configured: using a development secret (never do this in production)',
+  );
+  logger.info(`development token (valid 12 h): export TOKEN=${token}`);
+  return Object.freeze({ ...config, auth: Object.freeze({ ...config.auth, secret }) });
+}
+
+function listen(server: Server, config: Config): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Stop accepting, let in-flight requests finish until the deadline, then close the pool and the embedded
+ * database. A second signal ends the process at once.
+ */
+function installShutdown(server: Server, database: Database, config: Config, logger: Logger): void {
+  let shuttingDown = false;
+  const shutdown = (signal: string): void => {
+    if (shuttingDown) {
+      logger.warn({ signal }, 'second signal: exiting immediately');
+      process.exit(1);
+    }
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const deadline = setTimeout(() => {
+      logger.warn('shutdown deadline reached: closing the remaining connections');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    server.close(() => {
+      clearTimeout(deadline);
+      database
+        .close()
+        .then(() => {
+          logger.info('stopped');
+          process.exit(0);
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'stopping the database failed');
+          process.exit(1);
+        });
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config);
+  let database: Database | undefined;
+  const fail = (error: unknown): void => {
+    logger.fatal({ err: error }, 'the service stopped after an unexpected error');
+    const stop = database ? database.close() : Promise.resolve();
+    stop.finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
+
+  try {
+    config = await resolveAuth(config, logger);
+    database = await openDatabase(config, logger);
+    await migrate(database.pool, logger);
+    const app = createApp({ config, pool: database.pool, logger });
+    const server = createServer(app);
+    // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes.
+    server.headersTimeout = 20_000;
+    server.requestTimeout = 300_000;
+    server.keepAliveTimeout = 5_000;
+    await listen(server, config);
+    installShutdown(server, database, config, logger);
+    logger.info({ port: config.port, database: database.description }, 'inventory service ready');
+  } catch (error) {
+    fail(error);
+  }
+}
+
+void main();
