@@ -11,6 +11,11 @@ import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
+import type { AddFeatureRoutes } from './http/feature.js';
+import { addMasterDataRoutes } from './master-data/routes.js';
+import { addProductRoutes } from './products/routes.js';
+
+const FEATURES: readonly AddFeatureRoutes[] = [addProductRoutes, addMasterDataRoutes];
 
 export interface AppDependencies {
   readonly config: Config;
@@ -48,6 +53,7 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config });
   addOperatorRoutes(app, routes, pool, metrics, () => (apiDocument ??= buildApiDocument(registry)));
   app.use(routes.router);
 

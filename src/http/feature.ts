@@ -1,0 +1,11 @@
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { Routes } from './routing.js';
+
+/** What a feature's route factory receives: the route table to add to and the shared dependencies. */
+export interface FeatureDependencies {
+  readonly pool: pg.Pool;
+  readonly config: Config;
+}
+
+export type AddFeatureRoutes = (routes: Routes, dependencies: FeatureDependencies) => void;

@@ -1,0 +1,3 @@
+import type { AddFeatureRoutes } from '../http/feature.js';
+
+export const addProductRoutes: AddFeatureRoutes = () => {};
