@@ -3,6 +3,7 @@ import express, { type Express, type Request } from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { registerTypeParsers } from './db/type-parsers.js';
 import { authenticate, createTokenVerifier } from './http/auth.js';
 import { errorHandler } from './http/error-handler.js';
 import { addIndexRoutes } from './http/index-routes.js';
@@ -34,6 +35,7 @@ function isPublic(req: Request): boolean {
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
 export function createApp({ config, pool, logger }: AppDependencies): Express {
+  registerTypeParsers();
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);

@@ -8,9 +8,6 @@ export interface PoolSettings {
   readonly statementTimeoutMs: number;
 }
 
-// numeric stays a string (exact decimals are parsed by the units module); bigint counts fit in a JS number here.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
-
 /**
  * The pool never crashes the process when the server goes away: idle-client errors are logged and the
  * client is dropped; the next checkout reconnects.

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { ApiError, apiErrorBody } from './api-error.js';
 import { HAL_JSON } from './media-types.js';
-import { stringifyJson } from './json.js';
+import { stringifyJson } from '../json.js';
 import { databaseProblem } from '../db/pg-errors.js';
 import { internalError, ServerError, serverErrorBody } from './server-error.js';
 

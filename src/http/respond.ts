@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { stringifyJson } from './json.js';
+import { stringifyJson } from '../json.js';
 
 /** Writes a JSON body in the media type negotiation chose (HAL, plain or vendor JSON: all JSON text). */
 export function sendJson(res: Response, status: number, body: unknown): void {

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
-import { parseJson } from './json.js';
+import { parseJson } from '../json.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
 

@@ -1,0 +1,118 @@
+import { z } from '../openapi/zod.js';
+import { positiveQuantitySchema } from '../units/quantity-schema.js';
+
+const MAX_KEY_LENGTH = 255;
+const MAX_DETAILS_DEPTH = 16;
+
+/** Optional request values: JSON null means "not given", like an absent field. */
+const optionalText = (max?: number) => (max ? z.string().max(max) : z.string()).nullish();
+
+const dimensionValue = z.number().min(0).nullish();
+
+export const dimensionSchema = z
+  .object({
+    height: dimensionValue,
+    length: dimensionValue,
+    width: dimensionValue,
+    uom: optionalText(16),
+  })
+  .openapi('Dimension');
+
+function depthOf(value: unknown, limit: number): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  if (limit === 0) return 1;
+  let deepest = 0;
+  for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item, limit - 1));
+  return deepest + 1;
+}
+
+/**
+ * Free key/value information, kept exactly as sent (every key, `__proto__` included, and every digit).
+ * A record schema would drop such keys; nesting is bounded because PostgreSQL's jsonb depth is.
+ */
+export const detailsSchema = z
+  .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+    error: 'must be an object',
+  })
+  .refine((value) => depthOf(value, MAX_DETAILS_DEPTH + 1) <= MAX_DETAILS_DEPTH, {
+    error: `must not be nested deeper than ${MAX_DETAILS_DEPTH} levels`,
+  })
+  .nullish()
+  .openapi({ type: 'object', additionalProperties: true });
+
+export const productUnitSchema = z
+  .object({
+    label: optionalText(MAX_KEY_LENGTH),
+    code: optionalText(MAX_KEY_LENGTH),
+    description: optionalText(),
+    quantity: positiveQuantitySchema,
+    dimension: dimensionSchema.nullish(),
+    details: detailsSchema,
+  })
+  .openapi('ProductUnit');
+
+const stackingRuleSchema = z.object({
+  noProducts: z.number().int().min(0).max(2_147_483_647),
+  allowedProduct: z.object({ sku: z.string().min(1).max(MAX_KEY_LENGTH) }),
+});
+
+const productFields = {
+  sku: z
+    .string()
+    .max(MAX_KEY_LENGTH)
+    .refine((sku) => sku.trim() !== '', { error: 'must not be blank' }),
+  label: optionalText(MAX_KEY_LENGTH),
+  accountId: optionalText(MAX_KEY_LENGTH),
+  baseUnit: positiveQuantitySchema,
+  description: optionalText(),
+  availabilityState: z.enum(['LOCKED', 'QC_LOCKED', 'AVAILABLE']).nullish(),
+  classification: optionalText(MAX_KEY_LENGTH),
+  group: optionalText(MAX_KEY_LENGTH),
+  stockZone: z.enum(['A', 'B', 'C']).nullish(),
+  overbookingAllowed: z.boolean().nullish(),
+  units: z.array(productUnitSchema).max(1000).nullish(),
+  dimension: dimensionSchema.nullish(),
+  stackingRules: z.array(stackingRuleSchema).max(1000).nullish(),
+  details: detailsSchema,
+};
+
+type ProductFields = z.infer<z.ZodObject<typeof productFields>>;
+
+/** D2: every unit of a Product measures the same kind of thing as its base unit. */
+function unitsOfTheBaseKind(product: ProductFields, ctx: z.RefinementCtx): void {
+  product.units?.forEach((unit, index) => {
+    if (!unit.quantity.isSameKind(product.baseUnit)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['units', index, 'quantity'],
+        message: `must be a ${product.baseUnit.kind} quantity like the baseUnit`,
+      });
+    }
+  });
+}
+
+export const productCreateSchema = z.object(productFields).superRefine(unitsOfTheBaseKind).openapi('ProductCreate');
+
+export const productUpdateSchema = z
+  .object({
+    ...productFields,
+    pKey: z.string().min(1),
+    ol: z.number().int().min(0).nullish(),
+  })
+  .superRefine(unitsOfTheBaseKind)
+  .openapi('ProductUpdate');
+
+export type ProductInput = z.output<typeof productCreateSchema>;
+export type ProductUpdateInput = z.output<typeof productUpdateSchema>;
+
+export const productQuerySchema = z
+  .object({
+    sku: z.string().optional(),
+    uom: z.string().optional(),
+  })
+  .refine((query) => query.uom === undefined || query.sku !== undefined, {
+    error: 'uom needs sku',
+    path: ['uom'],
+  });
+
+export const productKeyParamsSchema = z.object({ pKey: z.string() });

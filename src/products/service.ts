@@ -1,0 +1,179 @@
+import { asUuid } from '../db/keys.js';
+import type { Queryable, Tx } from '../db/tx.js';
+import { stringifyJson } from '../json.js';
+import { Quantity } from '../units/quantity.js';
+import { parseUomExpression } from '../units/uom.js';
+import { notFoundWithoutBody } from '../http/api-error.js';
+import { productErrors } from './messages.js';
+import type { ProductInput, ProductUpdateInput } from './schemas.js';
+import {
+  deleteProductRow,
+  deleteUnitsAndRulesOf,
+  existingSkus,
+  insertProducts,
+  insertProductUnits,
+  insertStackingRules,
+  lockProductByPKey,
+  selectProductByPKey,
+  selectProductBySku,
+  updateProductRow,
+  usagesOfProduct,
+  type ProductRow,
+  type ProductUnitValues,
+  type ProductValues,
+  type StackingRuleValues,
+} from './sql.js';
+
+const jsonOrNull = (value: unknown): string | null =>
+  value === undefined || value === null ? null : stringifyJson(value);
+
+function productValues(product: ProductInput): ProductValues {
+  return {
+    sku: product.sku,
+    label: product.label ?? null,
+    accountId: product.accountId ?? null,
+    baseUnitMagnitude: product.baseUnit.magnitude.toString(),
+    baseUnitCode: product.baseUnit.unitCode,
+    description: product.description ?? null,
+    availabilityState: product.availabilityState ?? null,
+    classification: product.classification ?? null,
+    group: product.group ?? null,
+    stockZone: product.stockZone ?? null,
+    overbookingAllowed: product.overbookingAllowed ?? null,
+    dimension: jsonOrNull(product.dimension),
+    details: jsonOrNull(product.details),
+  };
+}
+
+function unitValues(product: ProductInput): ProductUnitValues[] {
+  return (product.units ?? []).map((unit, position) => ({
+    sku: product.sku,
+    position,
+    label: unit.label ?? null,
+    code: unit.code ?? null,
+    description: unit.description ?? null,
+    magnitude: unit.quantity.magnitude.toString(),
+    unitCode: unit.quantity.unitCode,
+    dimension: jsonOrNull(unit.dimension),
+    details: jsonOrNull(unit.details),
+  }));
+}
+
+function ruleValues(product: ProductInput): StackingRuleValues[] {
+  return (product.stackingRules ?? []).map((rule, position) => ({
+    sku: product.sku,
+    position,
+    noProducts: rule.noProducts,
+    allowedSku: rule.allowedProduct.sku,
+  }));
+}
+
+/** D10: a stacking rule may name a product of the same request or a stored one, nothing else. */
+async function checkStackedProductsExist(
+  db: Queryable,
+  products: readonly ProductInput[],
+  pathPrefix: (index: number) => string,
+): Promise<void> {
+  const requested = new Set(products.map((product) => product.sku));
+  const named = products.flatMap((product, index) =>
+    (product.stackingRules ?? []).map((rule, ruleIndex) => ({
+      sku: rule.allowedProduct.sku,
+      path: `${pathPrefix(index)}stackingRules[${ruleIndex}].allowedProduct.sku`,
+    })),
+  );
+  const outside = named.filter((rule) => !requested.has(rule.sku));
+  if (outside.length === 0) return;
+  const stored = await existingSkus(db, [...new Set(outside.map((rule) => rule.sku))]);
+  const unknown = outside.filter((rule) => !stored.has(rule.sku));
+  if (unknown.length > 0) throw productErrors.unknownStackedProducts(unknown);
+}
+
+function duplicates(values: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const value of values) (seen.has(value) ? repeated : seen).add(value);
+  return [...repeated];
+}
+
+/**
+ * D10: all or nothing. Set-based inserts (one statement per table whatever the count); an existing SKU makes
+ * the insert skip it, which is detected from the returned rows and rolls the whole request back.
+ */
+export async function createProducts(
+  tx: Tx,
+  products: readonly ProductInput[],
+  pathPrefix: (index: number) => string,
+): Promise<{ pKey: string; sku: string }[]> {
+  await checkStackedProductsExist(tx, products, pathPrefix);
+  const repeated = duplicates(products.map((product) => product.sku));
+  if (repeated.length > 0) throw productErrors.alreadyExists(repeated);
+
+  const inserted = await insertProducts(tx, products.map(productValues));
+  if (inserted.length < products.length) {
+    const insertedSkus = new Set(inserted.map((row) => row.sku));
+    throw productErrors.alreadyExists(products.map((product) => product.sku).filter((sku) => !insertedSkus.has(sku)));
+  }
+  await insertProductUnits(tx, products.flatMap(unitValues));
+  await insertStackingRules(tx, products.flatMap(ruleValues));
+  return inserted.map(({ pKey, sku }) => ({ pKey, sku }));
+}
+
+export async function findProductBySku(db: Queryable, sku: string): Promise<ProductRow> {
+  const product = await selectProductBySku(db, sku);
+  if (!product) throw productErrors.notFoundBySku(sku);
+  return product;
+}
+
+export async function findProductByPKey(db: Queryable, pKey: string): Promise<ProductRow> {
+  const key = asUuid(pKey);
+  const product = key ? await selectProductByPKey(db, key) : undefined;
+  if (!product) throw productErrors.notFoundByPKey(pKey);
+  return product;
+}
+
+/**
+ * D11: the UOM must be valid and one of the product's: its base unit or one of its units, by code alone
+ * or by exactly that amount and code. Otherwise 404 with no body.
+ */
+export async function findProductBySkuAndUom(db: Queryable, sku: string, uom: string): Promise<ProductRow> {
+  const product = await findProductBySku(db, sku);
+  const expression = parseUomExpression(uom);
+  if (!expression) throw notFoundWithoutBody(`'${uom}' is not a unit-of-measure expression`);
+  const quantities = [
+    Quantity.of(product.baseUnitMagnitude, product.baseUnitCode),
+    ...product.units.map((unit) => Quantity.of(unit.magnitude, unit.unitCode)),
+  ];
+  const matches = quantities.some(
+    (quantity) =>
+      quantity.unitCode === expression.unit.code &&
+      (expression.amount === undefined || quantity.magnitude.equals(expression.amount)),
+  );
+  if (!matches) throw notFoundWithoutBody(`Product [${sku}] has no unit of measure '${uom}'`);
+  return product;
+}
+
+/** D12: a full replacement under the row lock; a sent `ol` must match the stored one. */
+export async function updateProduct(tx: Tx, input: ProductUpdateInput): Promise<ProductRow> {
+  const key = asUuid(input.pKey);
+  const current = key ? await lockProductByPKey(tx, key) : undefined;
+  if (!key || !current) throw productErrors.notFoundByPKey(input.pKey);
+  if (input.ol !== undefined && input.ol !== null && input.ol !== current.ol) {
+    throw productErrors.changedUnexpectedly(input.pKey);
+  }
+  await checkStackedProductsExist(tx, [input], () => '');
+  if (!(await updateProductRow(tx, current.id, productValues(input)))) throw productErrors.alreadyExists([input.sku]);
+  await deleteUnitsAndRulesOf(tx, current.id);
+  await insertProductUnits(tx, unitValues(input));
+  await insertStackingRules(tx, ruleValues(input));
+  return findProductByPKey(tx, key);
+}
+
+/** D13: refused with a message-only 403 while anything still refers to the product. */
+export async function deleteProduct(tx: Tx, pKey: string): Promise<void> {
+  const key = asUuid(pKey);
+  const product = key ? await lockProductByPKey(tx, key) : undefined;
+  if (!product) throw productErrors.notFoundByPKey(pKey);
+  const usages = await usagesOfProduct(tx, product.id);
+  if (usages.length > 0) throw productErrors.stillInUse(product.sku, usages.join(' and '));
+  await deleteProductRow(tx, product.id);
+}

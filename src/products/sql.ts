@@ -1,0 +1,241 @@
+import type Cursor from 'pg-cursor';
+import type { Queryable, Tx } from '../db/tx.js';
+
+/** A product row with its units and stacking rules, as every read returns it. */
+export interface ProductRow {
+  id: number;
+  pKey: string;
+  sku: string;
+  label: string | null;
+  accountId: string | null;
+  baseUnitMagnitude: string;
+  baseUnitCode: string;
+  description: string | null;
+  availabilityState: string;
+  classification: string | null;
+  group: string | null;
+  stockZone: string | null;
+  overbookingAllowed: boolean;
+  dimension: Record<string, unknown> | null;
+  details: Record<string, unknown> | null;
+  ol: number;
+  createDt: Date;
+  units: ProductUnitRow[];
+  stackingRules: { noProducts: number; sku: string }[];
+}
+
+export interface ProductUnitRow {
+  pKey: string;
+  label: string | null;
+  code: string | null;
+  description: string | null;
+  magnitude: string;
+  unitCode: string;
+  dimension: Record<string, unknown> | null;
+  details: Record<string, unknown> | null;
+}
+
+/** Column values of one product, as the bulk statements take them (one array per column). */
+export interface ProductValues {
+  sku: string;
+  label: string | null;
+  accountId: string | null;
+  baseUnitMagnitude: string;
+  baseUnitCode: string;
+  description: string | null;
+  availabilityState: string | null;
+  classification: string | null;
+  group: string | null;
+  stockZone: string | null;
+  overbookingAllowed: boolean | null;
+  dimension: string | null;
+  details: string | null;
+}
+
+export interface ProductUnitValues {
+  sku: string;
+  position: number;
+  label: string | null;
+  code: string | null;
+  description: string | null;
+  magnitude: string;
+  unitCode: string;
+  dimension: string | null;
+  details: string | null;
+}
+
+export interface StackingRuleValues {
+  sku: string;
+  position: number;
+  noProducts: number;
+  allowedSku: string;
+}
+
+// Magnitudes travel as text so no digit is lost; units and rules come along in one round trip.
+const PRODUCT_COLUMNS = `
+  p.id, p.p_key AS "pKey", p.sku, p.label, p.account_id AS "accountId",
+  p.base_unit_magnitude::text AS "baseUnitMagnitude", p.base_unit_code AS "baseUnitCode",
+  p.description, p.availability_state AS "availabilityState", p.classification, p.product_group AS "group",
+  p.stock_zone AS "stockZone", p.overbooking_allowed AS "overbookingAllowed", p.dimension, p.details, p.ol,
+  p.create_dt AS "createDt",
+  COALESCE((SELECT json_agg(json_build_object(
+      'pKey', u.p_key, 'label', u.label, 'code', u.code, 'description', u.description,
+      'magnitude', u.quantity_magnitude::text, 'unitCode', u.quantity_code,
+      'dimension', u.dimension, 'details', u.details) ORDER BY u.position)
+    FROM product_unit u WHERE u.product_id = p.id), '[]'::json) AS units,
+  COALESCE((SELECT json_agg(json_build_object('noProducts', r.no_products, 'sku', a.sku) ORDER BY r.position)
+    FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id), '[]'::json)
+    AS "stackingRules"`;
+
+const column = <T, K extends keyof T>(rows: readonly T[], key: K): T[K][] => rows.map((row) => row[key]);
+
+/** Inserts every product in one statement; SKUs that already exist are skipped and so missing from the result. */
+export async function insertProducts(
+  tx: Tx,
+  products: readonly ProductValues[],
+): Promise<{ id: number; sku: string; pKey: string }[]> {
+  const result = await tx.query<{ id: number; sku: string; pKey: string }>(
+    `INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description, availability_state,
+                          classification, product_group, stock_zone, overbooking_allowed, dimension, details)
+     SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
+            classification, product_group, stock_zone, COALESCE(overbooking_allowed, false), dimension, details
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::text[], $10::text[], $11::boolean[], $12::json[], $13::json[])
+         AS v(sku, label, account_id, magnitude, unit_code, description, availability_state, classification,
+              product_group, stock_zone, overbooking_allowed, dimension, details)
+     ON CONFLICT (sku) DO NOTHING
+     RETURNING id, sku, p_key AS "pKey"`,
+    [
+      column(products, 'sku'),
+      column(products, 'label'),
+      column(products, 'accountId'),
+      column(products, 'baseUnitMagnitude'),
+      column(products, 'baseUnitCode'),
+      column(products, 'description'),
+      column(products, 'availabilityState'),
+      column(products, 'classification'),
+      column(products, 'group'),
+      column(products, 'stockZone'),
+      column(products, 'overbookingAllowed'),
+      column(products, 'dimension'),
+      column(products, 'details'),
+    ],
+  );
+  return result.rows;
+}
+
+export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValues[]): Promise<void> {
+  if (units.length === 0) return;
+  await tx.query(
+    `INSERT INTO product_unit (product_id, position, label, code, description, quantity_magnitude, quantity_code,
+                               dimension, details)
+     SELECT p.id, v.position, v.label, v.code, v.description, v.magnitude, v.unit_code, v.dimension, v.details
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::json[],
+                   $9::json[]) AS v(sku, position, label, code, description, magnitude, unit_code, dimension, details)
+       JOIN product p ON p.sku = v.sku`,
+    [
+      column(units, 'sku'),
+      column(units, 'position'),
+      column(units, 'label'),
+      column(units, 'code'),
+      column(units, 'description'),
+      column(units, 'magnitude'),
+      column(units, 'unitCode'),
+      column(units, 'dimension'),
+      column(units, 'details'),
+    ],
+  );
+}
+
+export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleValues[]): Promise<void> {
+  if (rules.length === 0) return;
+  await tx.query(
+    `INSERT INTO stacking_rule (product_id, position, no_products, allowed_product_id)
+     SELECT p.id, v.position, v.no_products, a.id
+       FROM unnest($1::text[], $2::int[], $3::int[], $4::text[]) AS v(sku, position, no_products, allowed_sku)
+       JOIN product p ON p.sku = v.sku
+       JOIN product a ON a.sku = v.allowed_sku`,
+    [column(rules, 'sku'), column(rules, 'position'), column(rules, 'noProducts'), column(rules, 'allowedSku')],
+  );
+}
+
+export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {
+  const result = await db.query<{ sku: string }>('SELECT sku FROM product WHERE sku = ANY($1::text[])', [skus]);
+  return new Set(result.rows.map((row) => row.sku));
+}
+
+export async function selectProductBySku(db: Queryable, sku: string): Promise<ProductRow | undefined> {
+  const result = await db.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = $1`, [sku]);
+  return result.rows[0];
+}
+
+export async function selectProductByPKey(db: Queryable, pKey: string): Promise<ProductRow | undefined> {
+  const result = await db.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.p_key = $1::uuid`, [
+    pKey,
+  ]);
+  return result.rows[0];
+}
+
+export async function lockProductByPKey(
+  tx: Tx,
+  pKey: string,
+): Promise<{ id: number; sku: string; ol: number } | undefined> {
+  const result = await tx.query<{ id: number; sku: string; ol: number }>(
+    'SELECT id, sku, ol FROM product WHERE p_key = $1::uuid FOR UPDATE',
+    [pKey],
+  );
+  return result.rows[0];
+}
+
+export async function updateProductRow(tx: Tx, id: number, values: ProductValues): Promise<boolean> {
+  const result = await tx.query(
+    `UPDATE product
+        SET sku = $2, label = $3, account_id = $4, base_unit_magnitude = $5::numeric, base_unit_code = $6,
+            description = $7, availability_state = COALESCE($8, 'AVAILABLE'), classification = $9,
+            product_group = $10, stock_zone = $11, overbooking_allowed = COALESCE($12, false), dimension = $13::json,
+            details = $14::json, ol = ol + 1, last_modified_dt = now()
+      WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM product o WHERE o.sku = $2 AND o.id <> $1)`,
+    [
+      id,
+      values.sku,
+      values.label,
+      values.accountId,
+      values.baseUnitMagnitude,
+      values.baseUnitCode,
+      values.description,
+      values.availabilityState,
+      values.classification,
+      values.group,
+      values.stockZone,
+      values.overbookingAllowed,
+      values.dimension,
+      values.details,
+    ],
+  );
+  return result.rowCount === 1;
+}
+
+export async function deleteUnitsAndRulesOf(tx: Tx, productId: number): Promise<void> {
+  await tx.query('DELETE FROM product_unit WHERE product_id = $1', [productId]);
+  await tx.query('DELETE FROM stacking_rule WHERE product_id = $1', [productId]);
+}
+
+/** What still refers to a product, in the words of the 403 message; empty when it may be deleted. */
+export async function usagesOfProduct(tx: Tx, productId: number): Promise<string[]> {
+  const result = await tx.query<{ usage: string }>(
+    `SELECT 'unit of measure definitions' AS usage WHERE EXISTS (SELECT 1 FROM product_unit WHERE product_id = $1)
+     UNION ALL
+     SELECT 'stacking rules of other products' WHERE EXISTS (SELECT 1 FROM stacking_rule WHERE allowed_product_id = $1)`,
+    [productId],
+  );
+  return result.rows.map((row) => row.usage);
+}
+
+export async function deleteProductRow(tx: Tx, productId: number): Promise<void> {
+  await tx.query('DELETE FROM product WHERE id = $1', [productId]);
+}
+
+/** Every product in insertion order, for streaming through a cursor. */
+export function allProductsQuery(CursorClass: typeof Cursor): Cursor<ProductRow> {
+  return new CursorClass<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p ORDER BY p.id`);
+}
