@@ -73,7 +73,8 @@ CREATE INDEX packaging_unit_parent_idx ON packaging_unit (parent_id) WHERE paren
 CREATE TABLE reservation (
   id                bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   reservation_id    uuid        NOT NULL,
-  packaging_unit_id bigint      NOT NULL REFERENCES packaging_unit (id),
+  -- Released reservations outlive a deleted unit (active ones prevent its deletion), so a release stays idempotent.
+  packaging_unit_id bigint      REFERENCES packaging_unit (id) ON DELETE SET NULL,
   qty_base          numeric     NOT NULL CHECK (qty_base > 0),
   actor             text        NOT NULL,
   request_id        text,

@@ -13,10 +13,17 @@ import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import type { AddFeatureRoutes } from './http/feature.js';
+import { addLoadUnitRoutes } from './load-units/routes.js';
 import { addMasterDataRoutes } from './master-data/routes.js';
+import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addProductRoutes } from './products/routes.js';
 
-const FEATURES: readonly AddFeatureRoutes[] = [addProductRoutes, addMasterDataRoutes];
+const FEATURES: readonly AddFeatureRoutes[] = [
+  addProductRoutes,
+  addMasterDataRoutes,
+  addLoadUnitRoutes,
+  addPackagingUnitRoutes,
+];
 
 export interface AppDependencies {
   readonly config: Config;

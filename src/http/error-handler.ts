@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Request } from 'express';
-import { ApiError, apiErrorBody } from './api-error.js';
+import { KindMismatchError } from '../units/quantity.js';
+import { ApiError, apiErrorBody, validationError } from './api-error.js';
 import { HAL_JSON } from './media-types.js';
 import { stringifyJson } from '../json.js';
 import { databaseProblem } from '../db/pg-errors.js';
@@ -19,7 +20,12 @@ function sendServerError(req: Request, res: Parameters<ErrorRequestHandler>[2], 
  */
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next) => {
   if (res.headersSent) return next(error);
-  const mapped = error instanceof ApiError || error instanceof ServerError ? error : databaseProblem(error);
+  const mapped =
+    error instanceof ApiError || error instanceof ServerError
+      ? error
+      : error instanceof KindMismatchError
+        ? validationError([{ path: 'quantity', message: error.message }])
+        : databaseProblem(error);
 
   if (mapped instanceof ApiError) {
     const body = apiErrorBody(mapped);

@@ -16,8 +16,11 @@ import {
   lockProductByPKey,
   selectProductByPKey,
   selectProductBySku,
+  selectProductReferenceByPKey,
+  selectProductReferences,
   updateProductRow,
   usagesOfProduct,
+  type ProductReference,
   type ProductRow,
   type ProductUnitValues,
   type ProductValues,
@@ -176,4 +179,24 @@ export async function deleteProduct(tx: Tx, pKey: string): Promise<void> {
   const usages = await usagesOfProduct(tx, product.id);
   if (usages.length > 0) throw productErrors.stillInUse(product.sku, usages.join(' and '));
   await deleteProductRow(tx, product.id);
+}
+
+/** The products named by SKU; the first unknown SKU is the `not.found` 404 (D18, D23). */
+export async function requireProductReferences(
+  db: Queryable,
+  skus: readonly string[],
+): Promise<Map<string, ProductReference>> {
+  const found = new Map(
+    (await selectProductReferences(db, [...new Set(skus)])).map((product) => [product.sku, product]),
+  );
+  const unknown = skus.find((sku) => !found.has(sku));
+  if (unknown !== undefined) throw productErrors.notFoundBySku(unknown);
+  return found;
+}
+
+export async function requireProductReferenceByPKey(db: Queryable, pKey: string): Promise<ProductReference> {
+  const key = asUuid(pKey);
+  const product = key ? await selectProductReferenceByPKey(db, key) : undefined;
+  if (!product) throw productErrors.notFoundByPKey(pKey);
+  return product;
 }

@@ -223,7 +223,11 @@ export async function deleteUnitsAndRulesOf(tx: Tx, productId: number): Promise<
 /** What still refers to a product, in the words of the 403 message; empty when it may be deleted. */
 export async function usagesOfProduct(tx: Tx, productId: number): Promise<string[]> {
   const result = await tx.query<{ usage: string }>(
-    `SELECT 'unit of measure definitions' AS usage WHERE EXISTS (SELECT 1 FROM product_unit WHERE product_id = $1)
+    `SELECT 'PackagingUnits' AS usage WHERE EXISTS (SELECT 1 FROM packaging_unit WHERE product_id = $1)
+     UNION ALL
+     SELECT 'LoadUnits' WHERE EXISTS (SELECT 1 FROM load_unit WHERE product_id = $1)
+     UNION ALL
+     SELECT 'unit of measure definitions' WHERE EXISTS (SELECT 1 FROM product_unit WHERE product_id = $1)
      UNION ALL
      SELECT 'stacking rules of other products' WHERE EXISTS (SELECT 1 FROM stacking_rule WHERE allowed_product_id = $1)`,
     [productId],
@@ -238,4 +242,31 @@ export async function deleteProductRow(tx: Tx, productId: number): Promise<void>
 /** Every product in insertion order, for streaming through a cursor. */
 export function allProductsQuery(CursorClass: typeof Cursor): Cursor<ProductRow> {
   return new CursorClass<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p ORDER BY p.id`);
+}
+
+/** The few product facts stock operations need. */
+export interface ProductReference {
+  id: number;
+  pKey: string;
+  sku: string;
+  baseUnitCode: string;
+  availabilityState: string;
+}
+
+export async function selectProductReferences(db: Queryable, skus: readonly string[]): Promise<ProductReference[]> {
+  const result = await db.query<ProductReference>(
+    `SELECT id, p_key AS "pKey", sku, base_unit_code AS "baseUnitCode", availability_state AS "availabilityState"
+       FROM product WHERE sku = ANY($1::text[])`,
+    [skus],
+  );
+  return result.rows;
+}
+
+export async function selectProductReferenceByPKey(db: Queryable, pKey: string): Promise<ProductReference | undefined> {
+  const result = await db.query<ProductReference>(
+    `SELECT id, p_key AS "pKey", sku, base_unit_code AS "baseUnitCode", availability_state AS "availabilityState"
+       FROM product WHERE p_key = $1::uuid`,
+    [pKey],
+  );
+  return result.rows[0];
 }

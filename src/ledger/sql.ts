@@ -1,0 +1,87 @@
+import type { Queryable, Tx } from '../db/tx.js';
+
+/** Who changed stock, recorded on every ledger row (D5: the token's subject; D6: the request id). */
+export interface Actor {
+  readonly subject: string;
+  readonly requestId: string;
+}
+
+export type MovementKind = 'CREATE' | 'MOVE' | 'SPLIT' | 'DELETE' | 'RESERVE' | 'RELEASE' | 'LOCK' | 'UNLOCK';
+
+/** Where stock was or went: a Location, or a LoadUnit by TransportUnit and position. */
+export type StockPlace = { locationId: string } | { transportUnitBK: string; loadUnitPosition: string };
+
+/** One stock change of one PackagingUnit; amounts in the kind's smallest unit (PC or MG). */
+export interface MovementEntry {
+  readonly packagingUnitPKey: string;
+  readonly productId: number;
+  readonly kind: MovementKind;
+  readonly baseCode: 'PC' | 'MG';
+  readonly qtyBefore: string;
+  readonly qtyAfter: string;
+  readonly reservedBefore: string;
+  readonly reservedAfter: string;
+  readonly from?: StockPlace;
+  readonly to?: StockPlace;
+  readonly reservationId?: string;
+}
+
+export interface MovementRow {
+  kind: MovementKind;
+  baseCode: 'PC' | 'MG';
+  qtyBefore: string;
+  qtyAfter: string;
+  reservedBefore: string;
+  reservedAfter: string;
+  from: StockPlace | null;
+  to: StockPlace | null;
+  reservationId: string | null;
+  actor: string;
+  requestId: string | null;
+  occurredAt: Date;
+}
+
+const column = <K extends keyof MovementEntry>(
+  entries: readonly MovementEntry[],
+  key: K,
+): (MovementEntry[K] | null)[] => entries.map((entry) => entry[key] ?? null);
+
+/** Appends the rows of one transaction's stock changes in one statement (D24). */
+export async function appendMovements(tx: Tx, entries: readonly MovementEntry[], actor: Actor): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.query(
+    `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
+                                 reserved_before, reserved_after, from_ref, to_ref, reservation_id, actor, request_id)
+     SELECT v.*, $12::text, $13::text
+       FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::numeric[], $7::numeric[],
+                   $8::numeric[], $9::json[], $10::json[], $11::uuid[]) AS v`,
+    [
+      column(entries, 'packagingUnitPKey'),
+      column(entries, 'productId'),
+      column(entries, 'kind'),
+      column(entries, 'baseCode'),
+      column(entries, 'qtyBefore'),
+      column(entries, 'qtyAfter'),
+      column(entries, 'reservedBefore'),
+      column(entries, 'reservedAfter'),
+      entries.map((entry) => (entry.from ? JSON.stringify(entry.from) : null)),
+      entries.map((entry) => (entry.to ? JSON.stringify(entry.to) : null)),
+      column(entries, 'reservationId'),
+      actor.subject,
+      actor.requestId,
+    ],
+  );
+}
+
+/** A unit's history, newest first. */
+export async function selectMovements(db: Queryable, packagingUnitPKey: string): Promise<MovementRow[]> {
+  const result = await db.query<MovementRow>(
+    `SELECT kind, base_code AS "baseCode", qty_before::text AS "qtyBefore", qty_after::text AS "qtyAfter",
+            reserved_before::text AS "reservedBefore", reserved_after::text AS "reservedAfter",
+            from_ref AS "from", to_ref AS "to", reservation_id AS "reservationId", actor, request_id AS "requestId",
+            occurred_at AS "occurredAt"
+       FROM stock_movement WHERE packaging_unit_pkey = $1::uuid ORDER BY id DESC`,
+    [packagingUnitPKey],
+  );
+  return result.rows;
+}

@@ -1,0 +1,204 @@
+import { asUuid } from '../db/keys.js';
+import type { Tx } from '../db/tx.js';
+import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
+import { requireLoadUnitAt } from '../load-units/service.js';
+import { findLocationsByIds, requireLocation } from '../master-data/service.js';
+import { requireProductReferences } from '../products/service.js';
+import type { Quantity } from '../units/quantity.js';
+import { unitByCode } from '../units/units.js';
+import { packagingUnitErrors } from './messages.js';
+import {
+  deleteUnits,
+  insertSplit,
+  lockUnitIdByPKey,
+  lockUnitsOfProductInLoadUnit,
+  lockUnitsOfProductOnLocation,
+  selectUnitsByIds,
+  updateUnitQuantity,
+  updateUnitState,
+  type PackagingUnitRow,
+} from './sql.js';
+import { availableOf, movement, placeOf, quantityOf } from './stock.js';
+
+const stateOf = (unit: PackagingUnitRow): { qty: string; reserved: string } => ({
+  qty: quantityOf(unit).inSmallestUnit().toString(),
+  reserved: unit.reservedBase,
+});
+
+/** D2: an amount of a Product is measured in the kind of the Product's base unit. */
+function checkKind(quantity: Quantity | null | undefined, productBaseCode: string): void {
+  const kind = unitByCode(productBaseCode)?.kind;
+  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind('quantity', kind);
+}
+
+async function lockedUnitByPKey(tx: Tx, pKey: string): Promise<PackagingUnitRow> {
+  const key = asUuid(pKey);
+  const id = key ? await lockUnitIdByPKey(tx, key) : undefined;
+  const unit = id === undefined ? undefined : (await selectUnitsByIds(tx, [id]))[0];
+  if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
+  return unit;
+}
+
+async function locationIdsOf(tx: Tx, units: readonly PackagingUnitRow[]): Promise<Map<number, string>> {
+  const ids = units.flatMap((unit) => (unit.locationId === null ? [] : [unit.locationId]));
+  const locations = await findLocationsByIds(tx, [...new Set(ids)]);
+  return new Map([...locations].map(([id, location]) => [id, location.locationId]));
+}
+
+/** D22: a unit goes with its history kept in the ledger; reserved stock stays until released. */
+export async function deleteUnitByPKey(tx: Tx, pKey: string, actor: Actor): Promise<void> {
+  const unit = await lockedUnitByPKey(tx, pKey);
+  if (Number(unit.reservedBase) > 0) throw packagingUnitErrors.reserved(pKey);
+  const from = placeOf(unit, await locationIdsOf(tx, [unit]));
+  await deleteUnits(tx, [unit.id]);
+  await appendMovements(tx, [movement('DELETE', unit, stateOf(unit), { qty: '0', reserved: '0' }, { from })], actor);
+}
+
+/**
+ * Takes `wanted` (everything when undefined) from the units, oldest first, only from their unreserved part.
+ * Returns for each unit what is taken; an empty list when there is nothing to take.
+ */
+function takeOldestFirst(
+  units: readonly PackagingUnitRow[],
+  wanted: Quantity | undefined,
+): { unit: PackagingUnitRow; take: Quantity }[] {
+  const taken = [];
+  let remaining = wanted;
+  for (const unit of units) {
+    if (remaining !== undefined && !remaining.isPositive()) break;
+    const available = availableOf(unit);
+    if (!available.isPositive()) continue;
+    const take = remaining === undefined ? available : available.min(remaining);
+    taken.push({ unit, take });
+    if (remaining !== undefined) remaining = remaining.minus(take);
+  }
+  return taken;
+}
+
+/** D22: removes that much (or all) of a Product from a Location; reserved quantity cannot be removed. */
+export async function deleteOnLocation(
+  tx: Tx,
+  input: { sku: string; location: { locationId?: string | null; erpCode?: string | null }; quantity?: Quantity | null },
+  actor: Actor,
+): Promise<void> {
+  const location = await requireLocation(tx, input.location);
+  const product = (await requireProductReferences(tx, [input.sku])).get(input.sku)!;
+  checkKind(input.quantity, product.baseUnitCode);
+  const ids = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
+  const named = input.location.locationId ?? input.location.erpCode ?? '';
+  if (ids.length === 0) throw packagingUnitErrors.noneOnLocation(input.sku, named);
+  const units = await selectUnitsByIds(tx, ids);
+  const total = units.map(quantityOf).reduce((sum, quantity) => sum.plus(quantity));
+  const unreserved = units.map(availableOf).reduce((sum, quantity) => sum.plus(quantity));
+  const wanted = input.quantity ? input.quantity.min(total) : total;
+  if (wanted.compareTo(unreserved) > 0) throw packagingUnitErrors.reserved(input.sku);
+
+  const entries: MovementEntry[] = [];
+  const emptied: number[] = [];
+  const from = { locationId: location.locationId };
+  for (const { unit, take } of takeOldestFirst(units, wanted)) {
+    const rest = quantityOf(unit).minus(take);
+    if (rest.isZero()) emptied.push(unit.id);
+    else await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
+    entries.push(
+      movement(
+        'DELETE',
+        unit,
+        stateOf(unit),
+        { qty: rest.inSmallestUnit().toString(), reserved: unit.reservedBase },
+        { from },
+      ),
+    );
+  }
+  if (emptied.length > 0) await deleteUnits(tx, emptied);
+  await appendMovements(tx, entries, actor);
+}
+
+export interface ProblemReport {
+  readonly sku: string;
+  readonly quantity: Quantity;
+  readonly messageNo: string | null;
+  readonly messageText: string | null;
+}
+
+/**
+ * D20: locks that quantity (at most what is there) of the Product's AVAILABLE units in the LoadUnit, oldest
+ * first; a unit only partly affected is split and the locked part becomes a unit of its own.
+ */
+export async function reportProblem(
+  tx: Tx,
+  address: { transportUnitBK: string; luPos: string },
+  report: ProblemReport,
+  actor: Actor,
+): Promise<void> {
+  const loadUnit = await requireLoadUnitAt(tx, address.transportUnitBK, address.luPos);
+  const product = (await requireProductReferences(tx, [report.sku])).get(report.sku)!;
+  checkKind(report.quantity, product.baseUnitCode);
+  const ids = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
+  const units = await selectUnitsByIds(tx, ids);
+  const taken = takeOldestFirst(units, report.quantity);
+  if (taken.length === 0) {
+    throw packagingUnitErrors.noneOnLocation(report.sku, `${address.transportUnitBK}/${address.luPos}`);
+  }
+  const message = { messageNo: report.messageNo, messageText: report.messageText };
+  const place = { transportUnitBK: address.transportUnitBK, loadUnitPosition: address.luPos };
+  const entries: MovementEntry[] = [];
+  for (const { unit, take } of taken) {
+    const rest = quantityOf(unit).minus(take);
+    if (rest.isZero()) {
+      await updateUnitState(tx, unit.id, 'LOCKED', message);
+      entries.push(movement('LOCK', unit, stateOf(unit), stateOf(unit), { from: place, to: place }));
+      continue;
+    }
+    await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
+    const split = await insertSplit(
+      tx,
+      unit.id,
+      { magnitude: take.magnitude.toString(), code: take.unitCode },
+      {
+        state: 'LOCKED',
+        message,
+      },
+    );
+    const moved = take.inSmallestUnit().toString();
+    const splitUnit = { pKey: split.pKey, productId: unit.productId, qtyCode: take.unitCode };
+    entries.push(
+      movement(
+        'SPLIT',
+        unit,
+        stateOf(unit),
+        { qty: rest.inSmallestUnit().toString(), reserved: unit.reservedBase },
+        { from: place, to: place },
+      ),
+      movement(
+        'SPLIT',
+        splitUnit,
+        { qty: '0', reserved: '0' },
+        { qty: moved, reserved: '0' },
+        { from: place, to: place },
+      ),
+      movement(
+        'LOCK',
+        splitUnit,
+        { qty: moved, reserved: '0' },
+        { qty: moved, reserved: '0' },
+        { from: place, to: place },
+      ),
+    );
+  }
+  await appendMovements(tx, entries, actor);
+}
+
+/** D20: a LOCKED (or QC_LOCKED) unit becomes AVAILABLE again and loses its message; AVAILABLE stays as it is. */
+export async function releaseUnit(tx: Tx, pKey: string, actor: Actor): Promise<PackagingUnitRow> {
+  const unit = await lockedUnitByPKey(tx, pKey);
+  if (unit.state === 'AVAILABLE') return unit;
+  await updateUnitState(tx, unit.id, 'AVAILABLE', { messageNo: null, messageText: null });
+  const place = placeOf(unit, await locationIdsOf(tx, [unit]));
+  await appendMovements(
+    tx,
+    [movement('UNLOCK', unit, stateOf(unit), stateOf(unit), { from: place, to: place })],
+    actor,
+  );
+  return (await selectUnitsByIds(tx, [unit.id]))[0]!;
+}

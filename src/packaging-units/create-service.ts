@@ -1,0 +1,156 @@
+import type { Tx } from '../db/tx.js';
+import { stringifyJson } from '../json.js';
+import { appendMovements, type Actor } from '../ledger/sql.js';
+import { admitProduct, obtainLoadUnit } from '../load-units/service.js';
+import type { LocationRow } from '../master-data/location-sql.js';
+import { requireLocation } from '../master-data/service.js';
+import { requireProductReferences } from '../products/service.js';
+import type { ProductReference } from '../products/sql.js';
+import { unitByCode } from '../units/units.js';
+import { packagingUnitErrors } from './messages.js';
+import type { NewPackagingUnit, NewPackagingUnitOnLocation } from './schemas.js';
+import { insertUnits, type PackagingUnitValues } from './sql.js';
+import { movement } from './stock.js';
+
+const jsonOrNull = (value: unknown): string | null =>
+  value === undefined || value === null ? null : stringifyJson(value);
+
+/** D2: a unit's quantity measures what its Product measures. */
+function checkKinds(
+  items: readonly NewPackagingUnit[],
+  products: ReadonlyMap<string, ProductReference>,
+  path: (i: number) => string,
+): void {
+  items.forEach((item, index) => {
+    const productKind = unitByCode(products.get(item.product.sku)?.baseUnitCode ?? '')?.kind;
+    if (productKind && item.quantity.kind !== productKind) {
+      throw packagingUnitErrors.wrongKind(`${path(index)}quantity`, productKind);
+    }
+  });
+}
+
+function unitValues(
+  item: NewPackagingUnit,
+  productId: number,
+  holder: { loadUnitId: number | null; locationId: number | null },
+): PackagingUnitValues {
+  return {
+    productId,
+    qtyMagnitude: item.quantity.magnitude.toString(),
+    qtyCode: item.quantity.unitCode,
+    ...holder,
+    parentId: null,
+    state: 'AVAILABLE',
+    dimension: jsonOrNull(item.dimension),
+    weightMagnitude: item.weight?.magnitude.toString() ?? null,
+    weightCode: item.weight?.unitCode ?? null,
+    distribution: jsonOrNull(item.distribution),
+    physicalPosition: item.physicalPosition ?? null,
+    serialNumber: item.serialNumber ?? null,
+    expiresAt: item.expiresAt ?? null,
+    labels: jsonOrNull(item.labels),
+    details: jsonOrNull(item.details),
+    messageNo: null,
+    messageText: null,
+  };
+}
+
+async function insertWithLedger(
+  tx: Tx,
+  items: readonly {
+    item: NewPackagingUnit;
+    values: PackagingUnitValues;
+    to: { locationId: string } | { transportUnitBK: string; loadUnitPosition: string };
+  }[],
+  actor: Actor,
+): Promise<number[]> {
+  const inserted = await insertUnits(
+    tx,
+    items.map((entry) => entry.values),
+  );
+  await appendMovements(
+    tx,
+    inserted.map((row, index) => {
+      const entry = items[index]!;
+      const qty = entry.item.quantity.inSmallestUnit().toString();
+      return movement(
+        'CREATE',
+        { pKey: row.pKey, productId: entry.values.productId, qtyCode: entry.values.qtyCode },
+        { qty: '0', reserved: '0' },
+        { qty, reserved: '0' },
+        { to: entry.to },
+      );
+    }),
+    actor,
+  );
+  return inserted.map((row) => row.id);
+}
+
+const referenceKey = (ref: { locationId?: string | null; erpCode?: string | null }): string =>
+  ref.locationId ? `id:${ref.locationId}` : `erp:${ref.erpCode ?? ''}`;
+
+export interface LoadUnitTarget {
+  readonly transportUnitBK: string;
+  readonly luPos: string;
+  readonly loadUnitType?: string;
+}
+
+/** packaging-units-create: into a LoadUnit, created on the spot when missing (spec part 3, D17, D18). */
+export async function createInLoadUnit(
+  tx: Tx,
+  target: LoadUnitTarget,
+  items: readonly NewPackagingUnit[],
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<number[]> {
+  const products = await requireProductReferences(
+    tx,
+    items.map((item) => item.product.sku),
+  );
+  checkKinds(items, products, (index) => `packagingUnits[${index}].`);
+  const loadUnit = await obtainLoadUnit(tx, {
+    transportUnitBK: target.transportUnitBK,
+    position: target.luPos,
+    loadUnitType: target.loadUnitType,
+  });
+  for (const product of products.values()) await admitProduct(tx, loadUnit, product, mixedAllowed);
+  const place = { transportUnitBK: loadUnit.transportUnitBK, loadUnitPosition: loadUnit.physicalPosition };
+  return insertWithLedger(
+    tx,
+    items.map((item) => ({
+      item,
+      values: unitValues(item, products.get(item.product.sku)!.id, { loadUnitId: loadUnit.id, locationId: null }),
+      to: place,
+    })),
+    actor,
+  );
+}
+
+/** packaging-units-createonlocation: units lying directly on Locations (D18). */
+export async function createOnLocations(
+  tx: Tx,
+  items: readonly NewPackagingUnitOnLocation[],
+  actor: Actor,
+  path: (index: number) => string,
+): Promise<number[]> {
+  const products = await requireProductReferences(
+    tx,
+    items.map((item) => item.product.sku),
+  );
+  checkKinds(items, products, path);
+  // Each distinct Location is looked up once, however many units go onto it.
+  const locations = new Map<string, LocationRow>();
+  for (const { actualLocation } of items) {
+    const reference = referenceKey(actualLocation);
+    if (!locations.has(reference)) locations.set(reference, await requireLocation(tx, actualLocation));
+  }
+  const entries = items.map((item) => {
+    const location = locations.get(referenceKey(item.actualLocation))!;
+    return {
+      item,
+      values: unitValues(item, products.get(item.product.sku)!.id, { loadUnitId: null, locationId: location.id }),
+      to: { locationId: location.locationId },
+    };
+  });
+  return insertWithLedger(tx, entries, actor);
+}

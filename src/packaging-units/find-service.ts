@@ -1,0 +1,86 @@
+import { asUuid } from '../db/keys.js';
+import type { Queryable } from '../db/tx.js';
+import { validationError } from '../http/api-error.js';
+import { selectMovements, type MovementRow } from '../ledger/sql.js';
+import { findLoadUnitByPKey } from '../load-units/service.js';
+import { locationGroupIdsWithChildren, requireLocation } from '../master-data/service.js';
+import { requireProductReferenceByPKey, requireProductReferences } from '../products/service.js';
+import { packagingUnitErrors } from './messages.js';
+import type { PackagingUnitSearch } from './schemas.js';
+import {
+  selectReservableUnitsOfProduct,
+  selectReservableUnitsOfProductInGroups,
+  selectUnitByPKey,
+  selectUnitsAtLoadUnitPosition,
+  selectUnitsInLoadUnit,
+  selectUnitsOnLocation,
+  selectUnitsOnTransportUnit,
+  type PackagingUnitRow,
+  type Sort,
+} from './sql.js';
+
+const DEFAULT_AMOUNT = 1000;
+
+export async function findUnitByPKey(db: Queryable, pKey: string): Promise<PackagingUnitRow> {
+  const key = asUuid(pKey);
+  const unit = key ? await selectUnitByPKey(db, key) : undefined;
+  if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
+  return unit;
+}
+
+export async function findUnitsInLoadUnit(db: Queryable, loadUnitPKey: string): Promise<PackagingUnitRow[]> {
+  const loadUnit = await findLoadUnitByPKey(db, loadUnitPKey);
+  return selectUnitsInLoadUnit(db, loadUnit.id);
+}
+
+export function findUnitsOnTransportUnit(db: Queryable, transportUnitBK: string): Promise<PackagingUnitRow[]> {
+  return selectUnitsOnTransportUnit(db, transportUnitBK);
+}
+
+export function findUnitsAtLoadUnitPosition(
+  db: Queryable,
+  transportUnitBK: string,
+  position: string,
+): Promise<PackagingUnitRow[]> {
+  return selectUnitsAtLoadUnitPosition(db, transportUnitBK, position);
+}
+
+/**
+ * D19: by SKU (findforproduct), by product key and LocationGroup with its children (findforproductinlg), or
+ * everything lying on a Location. Exactly one of these forms must be asked for.
+ */
+export async function searchUnits(db: Queryable, search: PackagingUnitSearch): Promise<PackagingUnitRow[]> {
+  const sort: Sort = { property: search.sortProperty ?? 'createDt', direction: search.sortDirection ?? 'ASC' };
+  const limit = search.amount ?? DEFAULT_AMOUNT;
+  const forms = [search.sku, search.productPKey ?? search.locationGroupName, search.locationId].filter(
+    (value) => value !== undefined,
+  );
+  if (forms.length !== 1) {
+    throw validationError([
+      { path: 'query', message: 'give sku, or productPKey with locationGroupName, or locationId' },
+    ]);
+  }
+  if (search.sku !== undefined) {
+    const product = (await requireProductReferences(db, [search.sku])).get(search.sku)!;
+    return selectReservableUnitsOfProduct(db, product.id, sort, limit);
+  }
+  if (search.locationId !== undefined) {
+    const location = await requireLocation(db, { locationId: search.locationId });
+    return selectUnitsOnLocation(db, location.id);
+  }
+  if (search.productPKey === undefined || search.locationGroupName === undefined) {
+    const missing = search.productPKey === undefined ? 'productPKey' : 'locationGroupName';
+    throw validationError([{ path: missing, message: 'required' }]);
+  }
+  const product = await requireProductReferenceByPKey(db, search.productPKey);
+  const groupIds = await locationGroupIdsWithChildren(db, search.locationGroupName);
+  return selectReservableUnitsOfProductInGroups(db, product.id, groupIds, sort, limit);
+}
+
+/** D24: the unit's history, also after it was deleted; a key that never had a unit is unknown. */
+export async function findMovements(db: Queryable, pKey: string): Promise<MovementRow[]> {
+  const key = asUuid(pKey);
+  const rows = key ? await selectMovements(db, key) : [];
+  if (rows.length === 0) throw packagingUnitErrors.notFoundByPKey(pKey);
+  return rows;
+}

@@ -1,0 +1,310 @@
+import type { Request, Response } from 'express';
+import { withTransaction } from '../db/tx.js';
+import type { AddFeatureRoutes } from '../http/feature.js';
+import { href } from '../http/links.js';
+import { PACKAGING_UNIT_LIST, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { sendJson, sendNoContent } from '../http/respond.js';
+import { parseInput } from '../http/validate.js';
+import { movementView } from '../ledger/view.js';
+import { z } from '../openapi/zod.js';
+import { deleteOnLocation, deleteUnitByPKey, releaseUnit, reportProblem } from './change-service.js';
+import { createInLoadUnit, createOnLocations } from './create-service.js';
+import {
+  findMovements,
+  findUnitByPKey,
+  findUnitsAtLoadUnitPosition,
+  findUnitsInLoadUnit,
+  findUnitsOnTransportUnit,
+  searchUnits,
+} from './find-service.js';
+import { sendUnit, sendUnitList } from './render.js';
+import {
+  createInLoadUnitBodySchema,
+  createInLoadUnitQuerySchema,
+  deleteOnLocationSchema,
+  loadUnitAddressSchema,
+  newPackagingUnitOnLocationSchema,
+  packagingUnitKeySchema,
+  packagingUnitSearchSchema,
+  reportProblemSchema,
+} from './schemas.js';
+import { selectUnitsByIds } from './sql.js';
+import { actorOf } from './stock.js';
+
+const transportUnitParams = z.object({ transportUnitBK: z.string().min(1) });
+const onLocationList = z.array(newPackagingUnitOnLocationSchema).min(1).max(10_000);
+const tags = ['PackagingUnits'];
+
+export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
+  const loadUnitPath = '/v1/transport-units/:transportUnitBK/load-units/:luPos/packaging-units';
+
+  /** D18: 201, Location of the first created unit, the created units as a list. */
+  const sendCreated = async (req: Request, res: Response, ids: number[]): Promise<void> => {
+    const units = await selectUnitsByIds(pool, ids);
+    if (units[0]) res.location(href(req, `/v1/packaging-units/${units[0].pKey}`));
+    await sendUnitList(pool, req, res, 201, units);
+  };
+
+  routes.add({
+    method: 'POST',
+    path: loadUnitPath,
+    consumes: ['json'],
+    produces: PACKAGING_UNIT_LIST,
+    handler: async (req, res) => {
+      const address = parseInput(loadUnitAddressSchema, req.params, 'path');
+      const { loadUnitType } = parseInput(createInLoadUnitQuerySchema, req.query, 'query');
+      const body = parseInput(createInLoadUnitBodySchema, req.body);
+      const items = Array.isArray(body) ? body : body.packagingUnits;
+      const target = { transportUnitBK: address.transportUnitBK, luPos: address.luPos, loadUnitType };
+      const ids = await withTransaction(pool, (tx) =>
+        createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits),
+      );
+      await sendCreated(req, res, ids);
+    },
+    doc: {
+      operationId: 'packaging-units-create',
+      tags,
+      summary: 'Create PackagingUnits in a LoadUnit (created with loadUnitType when missing)',
+      request: {
+        params: loadUnitAddressSchema,
+        query: createInLoadUnitQuerySchema,
+        body: { content: { 'application/json': { schema: createInLoadUnitBodySchema } } },
+      },
+      responses: {
+        201: { description: 'The created units' },
+        400: {
+          description: 'core.validation.error, owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned',
+        },
+        404: { description: 'not.found: unknown SKU' },
+      },
+    },
+  });
+
+  routes.add({
+    method: 'GET',
+    path: loadUnitPath,
+    produces: PACKAGING_UNIT_LIST,
+    handler: async (req, res) => {
+      const address = parseInput(loadUnitAddressSchema, req.params, 'path');
+      await sendUnitList(
+        pool,
+        req,
+        res,
+        200,
+        await findUnitsAtLoadUnitPosition(pool, address.transportUnitBK, address.luPos),
+      );
+    },
+    doc: {
+      operationId: 'packaging-units-findontuandlu',
+      tags,
+      summary: 'PackagingUnits in one LoadUnit',
+      request: { params: loadUnitAddressSchema },
+      responses: { 200: { description: 'List' } },
+    },
+  });
+
+  routes.add({
+    method: 'POST',
+    path: `${loadUnitPath}/failures`,
+    consumes: ['json'],
+    handler: async (req, res) => {
+      const address = parseInput(loadUnitAddressSchema, req.params, 'path');
+      const input = parseInput(reportProblemSchema, req.body);
+      const report = {
+        sku: input.product.sku,
+        quantity: input.quantity,
+        messageNo: input.messageNo ?? null,
+        messageText: input.messageText ?? null,
+      };
+      await withTransaction(pool, (tx) => reportProblem(tx, address, report, actorOf(req)));
+      sendNoContent(res);
+    },
+    doc: {
+      operationId: 'packaging-units-reportproblemforpuinlu',
+      tags,
+      summary: 'Lock a quantity of a Product in a LoadUnit with a problem message',
+      request: {
+        params: loadUnitAddressSchema,
+        body: { content: { 'application/json': { schema: reportProblemSchema } } },
+      },
+      responses: {
+        204: { description: 'Locked' },
+        404: { description: 'owms.wms.inv.lu.onTuNotExists, owms.wms.inv.pu.noPUOnLocation' },
+      },
+    },
+  });
+
+  for (const version of ['v1', 'v2']) {
+    routes.add({
+      method: 'GET',
+      path: `/${version}/transport-units/:transportUnitBK/load-units/packaging-units`,
+      produces: PACKAGING_UNIT_LIST,
+      handler: async (req, res) => {
+        const { transportUnitBK } = parseInput(transportUnitParams, req.params, 'path');
+        await sendUnitList(pool, req, res, 200, await findUnitsOnTransportUnit(pool, transportUnitBK));
+      },
+      doc: {
+        operationId: `packaging-units-findontu-${version}`,
+        tags,
+        summary: 'All PackagingUnits on a TransportUnit',
+        request: { params: transportUnitParams },
+        responses: { 200: { description: 'List' } },
+      },
+    });
+  }
+
+  routes.add({
+    method: 'GET',
+    path: '/v1/load-units/:pKey/packaging-units',
+    produces: PACKAGING_UNIT_LIST,
+    handler: async (req, res) => {
+      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
+      await sendUnitList(pool, req, res, 200, await findUnitsInLoadUnit(pool, pKey));
+    },
+    doc: {
+      operationId: 'lu-findpuinlu',
+      tags: ['LoadUnits'],
+      summary: 'PackagingUnits in a LoadUnit',
+      request: { params: packagingUnitKeySchema },
+      responses: { 200: { description: 'List' }, 404: { description: 'owms.wms.inv.lu.pKeyNotExists' } },
+    },
+  });
+
+  routes.add({
+    method: 'POST',
+    path: '/v1/packaging-units',
+    consumes: ['json'],
+    produces: PACKAGING_UNIT_LIST,
+    handler: async (req, res) => {
+      const single = req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body);
+      const items = single
+        ? [parseInput(newPackagingUnitOnLocationSchema, req.body)]
+        : parseInput(onLocationList, req.body);
+      const path = (index: number): string => (single ? '' : `[${index}].`);
+      const ids = await withTransaction(pool, (tx) => createOnLocations(tx, items, actorOf(req), path));
+      await sendCreated(req, res, ids);
+    },
+    doc: {
+      operationId: 'packaging-units-createonlocation',
+      tags,
+      summary: 'Create PackagingUnits lying directly on Locations',
+      request: { body: { content: { 'application/json': { schema: onLocationList } } } },
+      responses: {
+        201: { description: 'The created units' },
+        404: { description: 'not.found, owms.wms.inv.loc.idNotExists' },
+      },
+    },
+  });
+
+  routes.add({
+    method: 'GET',
+    path: '/v1/packaging-units',
+    produces: PACKAGING_UNIT_LIST,
+    handler: async (req, res) => {
+      const search = parseInput(packagingUnitSearchSchema, req.query, 'query');
+      await sendUnitList(pool, req, res, 200, await searchUnits(pool, search));
+    },
+    doc: {
+      operationId: 'packaging-units-findforproduct',
+      tags,
+      summary: 'Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location',
+      request: { query: packagingUnitSearchSchema },
+      responses: {
+        200: { description: 'List' },
+        404: { description: 'not.found, owms.common.common.lg.notFoundByName' },
+      },
+    },
+  });
+
+  routes.add({
+    method: 'DELETE',
+    path: '/v1/packaging-units',
+    consumes: ['json'],
+    handler: async (req, res) => {
+      const input = parseInput(deleteOnLocationSchema, req.body);
+      const removal = { sku: input.product.sku, location: input.actualLocation, quantity: input.quantity };
+      await withTransaction(pool, (tx) => deleteOnLocation(tx, removal, actorOf(req)));
+      sendNoContent(res);
+    },
+    doc: {
+      operationId: 'packaging-units-deleteonlocation',
+      tags,
+      summary: 'Remove a quantity (or all) of a Product from a Location',
+      request: { body: { content: { 'application/json': { schema: deleteOnLocationSchema } } } },
+      responses: { 204: { description: 'Removed' }, 409: { description: 'owms.wms.inv.pu.reserved' } },
+    },
+  });
+
+  routes.add({
+    method: 'GET',
+    path: '/v1/packaging-units/:pKey',
+    produces: SINGLE_RESOURCE,
+    handler: async (req, res) => {
+      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
+      await sendUnit(pool, req, res, await findUnitByPKey(pool, pKey));
+    },
+    doc: {
+      operationId: 'packaging-units-findbypkey',
+      tags,
+      summary: 'One PackagingUnit',
+      request: { params: packagingUnitKeySchema },
+      responses: { 200: { description: 'HAL' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+    },
+  });
+
+  routes.add({
+    method: 'DELETE',
+    path: '/v1/packaging-units/:pKey',
+    handler: async (req, res) => {
+      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
+      await withTransaction(pool, (tx) => deleteUnitByPKey(tx, pKey, actorOf(req)));
+      sendNoContent(res);
+    },
+    doc: {
+      operationId: 'packaging-units-deletebypkey',
+      tags,
+      summary: 'Delete one PackagingUnit',
+      request: { params: packagingUnitKeySchema },
+      responses: {
+        204: { description: 'Deleted' },
+        404: { description: 'owms.wms.inv.pu.pKeyNotExists' },
+        409: { description: 'owms.wms.inv.pu.reserved' },
+      },
+    },
+  });
+
+  routes.add({
+    method: 'POST',
+    path: '/v1/packaging-units/:pKey/release',
+    produces: SINGLE_RESOURCE,
+    handler: async (req, res) => {
+      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
+      const unit = await withTransaction(pool, (tx) => releaseUnit(tx, pKey, actorOf(req)));
+      await sendUnit(pool, req, res, unit);
+    },
+    doc: {
+      operationId: 'packaging-units-releasepu',
+      tags,
+      summary: 'Make a LOCKED unit AVAILABLE again',
+      request: { params: packagingUnitKeySchema },
+      responses: { 200: { description: 'The unit' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+    },
+  });
+
+  routes.add({
+    method: 'GET',
+    path: '/v1/packaging-units/:pKey/movements',
+    produces: PLAIN_LIST,
+    handler: async (req, res) => {
+      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
+      sendJson(res, 200, (await findMovements(pool, pKey)).map(movementView));
+    },
+    doc: {
+      operationId: 'packaging-units-movements',
+      tags,
+      summary: "A unit's stock movements, newest first",
+      request: { params: packagingUnitKeySchema },
+      responses: { 200: { description: 'Ledger rows' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+    },
+  });
+};

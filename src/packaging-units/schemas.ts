@@ -1,0 +1,125 @@
+import { z } from '../openapi/zod.js';
+import { detailsSchema, dimensionSchema } from '../products/schemas.js';
+import { positiveQuantitySchema, quantitySchema } from '../units/quantity-schema.js';
+
+const MAX_KEY_LENGTH = 255;
+
+const key = (description: string) =>
+  z
+    .string()
+    .max(MAX_KEY_LENGTH)
+    .refine((value) => value.trim() !== '', { error: 'must not be blank' })
+    .openapi({ description });
+
+export const productReferenceSchema = z.object({ sku: key('SKU of the Product') }).openapi('ProductReference');
+
+/** D3: any ISO 8601 datetime with an offset; one without an offset is refused. */
+export const timestampSchema = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 datetime with an offset' });
+
+/** The spec names these fields twice (piecesPerLayer / piecesPerLoadUnitLayer); both are accepted. */
+const distributionSchema = z
+  .object({
+    piecesPerLayer: z.number().int().min(0).nullish(),
+    piecesPerLoadUnitLayer: z.number().int().min(0).nullish(),
+    numberOfLayers: z.number().int().min(0).nullish(),
+    numberOfLoadUnitLayers: z.number().int().min(0).nullish(),
+    carrierType: z.string().max(MAX_KEY_LENGTH).nullish(),
+  })
+  .transform((distribution) => ({
+    piecesPerLayer: distribution.piecesPerLayer ?? distribution.piecesPerLoadUnitLayer ?? undefined,
+    numberOfLayers: distribution.numberOfLayers ?? distribution.numberOfLoadUnitLayers ?? undefined,
+    carrierType: distribution.carrierType ?? undefined,
+  }));
+
+const weightSchema = quantitySchema.refine((weight) => weight.kind === 'Weight' && weight.magnitude.gte(0), {
+  error: 'must be a non-negative Weight quantity',
+});
+
+/** D18: what a new PackagingUnit may carry besides its Product and quantity. */
+const optionalFields = {
+  serialNumber: z.string().max(MAX_KEY_LENGTH).nullish(),
+  expiresAt: timestampSchema.nullish(),
+  labels: z.array(z.string().max(MAX_KEY_LENGTH)).max(100).nullish(),
+  dimension: dimensionSchema.nullish(),
+  weight: weightSchema.nullish(),
+  distribution: distributionSchema.nullish(),
+  physicalPosition: z.string().max(MAX_KEY_LENGTH).nullish(),
+  details: detailsSchema,
+};
+
+export const newPackagingUnitSchema = z
+  .object({ product: productReferenceSchema, quantity: positiveQuantitySchema, ...optionalFields })
+  .openapi('NewPackagingUnit');
+
+export type NewPackagingUnit = z.output<typeof newPackagingUnitSchema>;
+
+export const locationReferenceSchema = z
+  .object({ locationId: z.string().min(1).nullish(), erpCode: z.string().min(1).nullish() })
+  .refine((ref) => Boolean(ref.locationId) !== Boolean(ref.erpCode), { error: 'give locationId or erpCode' });
+
+export const newPackagingUnitOnLocationSchema = z
+  .object({ ...newPackagingUnitSchema.shape, actualLocation: locationReferenceSchema })
+  .openapi('NewPackagingUnitOnLocation');
+
+export type NewPackagingUnitOnLocation = z.output<typeof newPackagingUnitOnLocationSchema>;
+
+const newPackagingUnits = z.array(newPackagingUnitSchema).min(1).max(10_000);
+
+/** The spec's `{packagingUnits: [...]}`; a bare array is accepted as well. */
+export const createInLoadUnitBodySchema = z.union([z.object({ packagingUnits: newPackagingUnits }), newPackagingUnits]);
+
+export const loadUnitAddressSchema = z.object({
+  transportUnitBK: key('Business key of the TransportUnit'),
+  luPos: key('Position of the LoadUnit on the TransportUnit'),
+});
+
+export const createInLoadUnitQuerySchema = z.object({ loadUnitType: z.string().optional() });
+
+export const packagingUnitKeySchema = z.object({ pKey: z.string() });
+
+export const SORT_PROPERTIES = ['createDt', 'expiresAt', 'quantity', 'pKey'] as const;
+
+const sortFields = {
+  sortDirection: z
+    .string()
+    .transform((value) => value.toUpperCase())
+    .pipe(z.enum(['ASC', 'DESC'], { error: 'must be ASC or DESC' }))
+    .optional(),
+  sortProperty: z.enum(SORT_PROPERTIES, { error: `must be one of ${SORT_PROPERTIES.join(', ')}` }).optional(),
+  amount: z
+    .string()
+    .regex(/^\d+$/, { error: 'must be an integer from 1 to 10000' })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, { error: 'must be an integer from 1 to 10000' })
+        .max(10_000, { error: 'must be an integer from 1 to 10000' }),
+    )
+    .optional(),
+};
+
+/** D19: the finders of GET /v1/packaging-units, told apart by their parameters. */
+export const packagingUnitSearchSchema = z.object({
+  sku: z.string().min(1).optional(),
+  productPKey: z.string().min(1).optional(),
+  locationGroupName: z.string().min(1).optional(),
+  locationId: z.string().min(1).optional(),
+  ...sortFields,
+});
+
+export type PackagingUnitSearch = z.output<typeof packagingUnitSearchSchema>;
+
+export const deleteOnLocationSchema = z.object({
+  product: productReferenceSchema,
+  actualLocation: locationReferenceSchema,
+  quantity: positiveQuantitySchema.nullish(),
+});
+
+export const reportProblemSchema = z.object({
+  messageNo: z.string().max(MAX_KEY_LENGTH).nullish(),
+  messageText: z.string().max(4000).nullish(),
+  product: productReferenceSchema,
+  quantity: positiveQuantitySchema,
+});
