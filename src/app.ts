@@ -15,6 +15,7 @@ import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import type { AddFeatureRoutes } from './http/feature.js';
 import { addLoadUnitRoutes } from './load-units/routes.js';
 import { addMasterDataRoutes } from './master-data/routes.js';
+import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addProductRoutes } from './products/routes.js';
 
@@ -22,6 +23,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addProductRoutes,
   addMasterDataRoutes,
   addLoadUnitRoutes,
+  addMoveRoutes,
   addPackagingUnitRoutes,
 ];
 

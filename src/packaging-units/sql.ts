@@ -233,17 +233,17 @@ export async function lockUnitIdByPKey(tx: Tx, pKey: string): Promise<number | u
   return result.rows[0]?.id;
 }
 
-/** Locks the product's units in a LoadUnit that are in the given state, oldest first. */
+/** Locks the product's units in a LoadUnit (only those in `state` when given), oldest first. */
 export async function lockUnitsOfProductInLoadUnit(
   tx: Tx,
   loadUnitId: number,
   productId: number,
-  state: string,
+  state?: string,
 ): Promise<number[]> {
   const result = await tx.query<{ id: number }>(
-    `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND state = $3
+    `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND ($3::text IS NULL OR state = $3)
       ORDER BY id FOR UPDATE`,
-    [loadUnitId, productId, state],
+    [loadUnitId, productId, state ?? null],
   );
   return result.rows.map((row) => row.id);
 }
@@ -321,4 +321,16 @@ export async function insertSplit(
     ],
   );
   return result.rows[0]!;
+}
+
+export async function updateUnitHolder(
+  tx: Tx,
+  ids: readonly number[],
+  holder: { loadUnitId: number | null; locationId: number | null },
+): Promise<void> {
+  await tx.query(
+    `UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
+      WHERE id = ANY($1::bigint[])`,
+    [ids, holder.loadUnitId, holder.locationId],
+  );
 }

@@ -1,0 +1,255 @@
+import { asUuid } from '../db/keys.js';
+import type { Tx } from '../db/tx.js';
+import { validationError } from '../http/api-error.js';
+import { appendMovements, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
+import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
+import type { LocationRow } from '../master-data/location-sql.js';
+import { findLocationsByIds, requireLocation } from '../master-data/service.js';
+import { requireProductReferences } from '../products/service.js';
+import type { ProductReference } from '../products/sql.js';
+import type { Quantity } from '../units/quantity.js';
+import { unitByCode } from '../units/units.js';
+import { packagingUnitErrors } from './messages.js';
+import type {
+  MoveBetweenLocationsInput,
+  MoveFromLoadUnitInput,
+  MoveToLoadUnitInput,
+  MoveUnitInput,
+} from './move-schemas.js';
+import {
+  insertSplit,
+  lockUnitIdByPKey,
+  lockUnitsOfProductInLoadUnit,
+  lockUnitsOfProductOnLocation,
+  selectUnitsByIds,
+  updateUnitHolder,
+  updateUnitQuantity,
+  type PackagingUnitRow,
+} from './sql.js';
+import { availableOf, movement, placeOf, quantityOf } from './stock.js';
+
+/** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */
+type Target = { loadUnit: LoadUnitRow; place: StockPlace } | { location: LocationRow; place: StockPlace };
+
+const holderOf = (target: Target): { loadUnitId: number | null; locationId: number | null } =>
+  'loadUnit' in target
+    ? { loadUnitId: target.loadUnit.id, locationId: null }
+    : { loadUnitId: null, locationId: target.location.id };
+
+const isAt = (unit: PackagingUnitRow, target: Target): boolean =>
+  'loadUnit' in target ? unit.loadUnitId === target.loadUnit.id : unit.locationId === target.location.id;
+
+const base = (quantity: Quantity): string => quantity.inSmallestUnit().toString();
+
+function checkKind(quantity: Quantity | null | undefined, product: ProductReference): void {
+  const kind = unitByCode(product.baseUnitCode)?.kind;
+  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind('quantity', kind);
+}
+
+/**
+ * D21, the one way stock moves. Without `wanted` every unit moves whole, reservations included. With `wanted`,
+ * that much or less moves, oldest units first and only their unreserved part: a unit moves whole when all of
+ * it is wanted and none of it is reserved; otherwise the wanted part is split off into a new unit at the
+ * target that records its parent. Returns the ids of the units that arrived at the target.
+ */
+async function moveUnits(
+  tx: Tx,
+  units: readonly PackagingUnitRow[],
+  wanted: Quantity | undefined,
+  target: Target,
+  from: StockPlace,
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<number[]> {
+  if (units.some((unit) => isAt(unit, target))) {
+    throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
+  }
+  if ('loadUnit' in target && units[0]) {
+    await admitProduct(tx, target.loadUnit, { id: units[0].productId, sku: units[0].sku }, mixedAllowed);
+  }
+  const holder = holderOf(target);
+  const to = target.place;
+  const wholeUnits: PackagingUnitRow[] = [];
+  const arrived: number[] = [];
+  const entries: MovementEntry[] = [];
+  let remaining = wanted;
+  for (const unit of units) {
+    if (remaining !== undefined && !remaining.isPositive()) break;
+    const quantity = quantityOf(unit);
+    const unreserved = Number(unit.reservedBase) === 0;
+    if (remaining === undefined || (unreserved && remaining.compareTo(quantity) >= 0)) {
+      wholeUnits.push(unit);
+      if (remaining !== undefined) remaining = remaining.minus(quantity);
+      continue;
+    }
+    const take = availableOf(unit).min(remaining);
+    if (!take.isPositive()) continue;
+    remaining = remaining.minus(take);
+    const rest = quantity.minus(take);
+    await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
+    const split = await insertSplit(tx, unit.id, { magnitude: take.magnitude.toString(), code: take.unitCode }, holder);
+    arrived.push(split.id);
+    entries.push(
+      movement(
+        'SPLIT',
+        unit,
+        { qty: base(quantity), reserved: unit.reservedBase },
+        { qty: base(rest), reserved: unit.reservedBase },
+        { from, to },
+      ),
+      movement(
+        'SPLIT',
+        { pKey: split.pKey, productId: unit.productId, qtyCode: take.unitCode },
+        { qty: '0', reserved: '0' },
+        { qty: base(take), reserved: '0' },
+        { from, to },
+      ),
+    );
+  }
+  if (wholeUnits.length > 0) {
+    await updateUnitHolder(
+      tx,
+      wholeUnits.map((unit) => unit.id),
+      holder,
+    );
+    for (const unit of wholeUnits) {
+      const state = { qty: base(quantityOf(unit)), reserved: unit.reservedBase };
+      entries.push(movement('MOVE', unit, state, state, { from, to }));
+      arrived.push(unit.id);
+    }
+  }
+  if (arrived.length === 0) throw packagingUnitErrors.reserved(units[0]?.sku ?? '');
+  await appendMovements(tx, entries, actor);
+  return arrived;
+}
+
+async function lockedUnits(tx: Tx, ids: readonly number[]): Promise<PackagingUnitRow[]> {
+  return ids.length === 0 ? [] : selectUnitsByIds(tx, ids);
+}
+
+async function loadUnitTarget(tx: Tx, transportUnitBK: string, position: string): Promise<Target> {
+  const loadUnit = await requireLoadUnitAt(tx, transportUnitBK, position);
+  return { loadUnit, place: { transportUnitBK, loadUnitPosition: position } };
+}
+
+async function locationTarget(
+  tx: Tx,
+  reference: { locationId?: string | null; erpCode?: string | null },
+): Promise<Target> {
+  const location = await requireLocation(tx, reference);
+  return { location, place: { locationId: location.locationId } };
+}
+
+/** Update a unit: move it whole or in part to a Location or into a LoadUnit; returns the unit at the target. */
+export async function moveUnit(
+  tx: Tx,
+  pKey: string,
+  input: MoveUnitInput,
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<number> {
+  const key = asUuid(pKey);
+  const id = key ? await lockUnitIdByPKey(tx, key) : undefined;
+  const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
+  if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
+  if (input.pKey && input.pKey.toLowerCase() !== unit.pKey) {
+    throw validationError([{ path: 'pKey', message: 'must match the pKey in the path' }]);
+  }
+  if (input.product && input.product.sku !== unit.sku) {
+    throw validationError([{ path: 'product.sku', message: `must be the unit's product '${unit.sku}'` }]);
+  }
+  const product = (await requireProductReferences(tx, [unit.sku])).get(unit.sku)!;
+  checkKind(input.quantity, product);
+  let target: Target;
+  if (input.loadUnit) {
+    const lu = input.loadUnit.pKey
+      ? await findLoadUnitByPKey(tx, input.loadUnit.pKey)
+      : { transportUnitBK: input.loadUnit.transportUnitBK!, physicalPosition: input.loadUnit.physicalPosition! };
+    target = await loadUnitTarget(tx, lu.transportUnitBK, lu.physicalPosition);
+  } else {
+    target = await locationTarget(tx, input.actualLocation ?? {});
+  }
+  const locations = await findLocationsByIds(tx, unit.locationId === null ? [] : [unit.locationId]);
+  const from = placeOf(unit, new Map([...locations].map(([locationId, row]) => [locationId, row.locationId])));
+  const arrived = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
+  return arrived[0]!;
+}
+
+/** packaging-units-movebetweenlocations: every item in the one transaction (D21). */
+export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsInput, actor: Actor): Promise<void> {
+  const products = await requireProductReferences(
+    tx,
+    items.map((item) => item.product.sku),
+  );
+  for (const item of items) {
+    const product = products.get(item.product.sku)!;
+    checkKind(item.quantity, product);
+    const source = await requireLocation(tx, item.actualLocation);
+    const target = await locationTarget(tx, item.targetLocation);
+    const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
+    if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, item.actualLocation.locationId);
+    await moveUnits(tx, units, item.quantity ?? undefined, target, { locationId: source.locationId }, actor, false);
+  }
+}
+
+/** packaging-units-movefromlocationtoloadunit: from a Location named by ERP code into an existing LoadUnit. */
+export async function moveLocationToLoadUnit(
+  tx: Tx,
+  input: MoveToLoadUnitInput,
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<void> {
+  const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
+  checkKind(input.quantity, product);
+  const source = await requireLocation(tx, input.actualLocation);
+  const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
+  const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
+  if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, input.actualLocation.erpCode);
+  await moveUnits(
+    tx,
+    units,
+    input.quantity ?? undefined,
+    target,
+    { locationId: source.locationId },
+    actor,
+    mixedAllowed,
+  );
+}
+
+/** packaging-units-movepuquantity: out of a LoadUnit into another LoadUnit or onto a Location. */
+export async function moveFromLoadUnit(
+  tx: Tx,
+  sourceAddress: { transportUnitBK: string; luPos: string },
+  input: MoveFromLoadUnitInput,
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<void> {
+  const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
+  checkKind(input.quantity, product);
+  const { transportUnitBK, luPos } = sourceAddress;
+  let target: Target;
+  let source: LoadUnitRow;
+  if (input.actualLocation) {
+    source = await requireLoadUnitAt(tx, transportUnitBK, luPos);
+    target = await locationTarget(tx, input.actualLocation);
+  } else {
+    // Both LoadUnits are locked in one fixed order, so opposite moves between two LoadUnits cannot deadlock.
+    const targetAddress = { transportUnitBK: input.targetTransportUnitBK!, luPos: input.targetLoadUnitPosition! };
+    const sourceFirst =
+      `${transportUnitBK}\u0000${luPos}` <= `${targetAddress.transportUnitBK}\u0000${targetAddress.luPos}`;
+    if (sourceFirst) source = await requireLoadUnitAt(tx, transportUnitBK, luPos);
+    target = await loadUnitTarget(tx, targetAddress.transportUnitBK, targetAddress.luPos);
+    if (!sourceFirst) source = await requireLoadUnitAt(tx, transportUnitBK, luPos);
+  }
+  const units = await lockedUnits(tx, await lockUnitsOfProductInLoadUnit(tx, source!.id, product.id));
+  if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, `${transportUnitBK}/${luPos}`);
+  await moveUnits(
+    tx,
+    units,
+    input.quantity ?? undefined,
+    target,
+    { transportUnitBK, loadUnitPosition: luPos },
+    actor,
+    mixedAllowed,
+  );
+}
