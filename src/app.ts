@@ -12,6 +12,7 @@ import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
+import { addAllocationRoutes } from './allocation/routes.js';
 import type { AddFeatureRoutes } from './http/feature.js';
 import { addLoadUnitRoutes } from './load-units/routes.js';
 import { addMasterDataRoutes } from './master-data/routes.js';
@@ -25,6 +26,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addLoadUnitRoutes,
   addMoveRoutes,
   addPackagingUnitRoutes,
+  addAllocationRoutes,
 ];
 
 export interface AppDependencies {

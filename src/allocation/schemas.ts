@@ -1,0 +1,29 @@
+import { z } from '../openapi/zod.js';
+import { positiveQuantitySchema } from '../units/quantity-schema.js';
+
+export const allocationRequestSchema = z
+  .object({
+    sku: z
+      .string()
+      .max(255)
+      .refine((sku) => sku.trim() !== '', { error: 'must not be blank' }),
+    qty: positiveQuantitySchema,
+  })
+  .openapi('AllocationRequest');
+
+export type AllocationRequest = z.output<typeof allocationRequestSchema>;
+
+const groupNames = z.union([z.string(), z.array(z.string())]).transform((value) =>
+  (Array.isArray(value) ? value : [value])
+    .flatMap((names) => names.split(','))
+    .map((name) => name.trim())
+    .filter((name) => name !== ''),
+);
+
+/** `sourceLocationGroupNames` comma-separated or repeated; `allowPartial` defaults to true (D23). */
+export const allocationQuerySchema = z.object({
+  sourceLocationGroupNames: groupNames.optional(),
+  allowPartial: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+});
+
+export const reservationParamsSchema = z.object({ reservationId: z.string() });

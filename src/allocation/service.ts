@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { asUuid } from '../db/keys.js';
+import type { Tx } from '../db/tx.js';
+import { appendMovements, type Actor } from '../ledger/sql.js';
+import { locationGroupIdsWithChildren } from '../master-data/service.js';
+import { lockUnitsByIds, selectUnitsByIds } from '../packaging-units/sql.js';
+import { baseCodeOf, movement } from '../packaging-units/stock.js';
+import { requireProductReferences } from '../products/service.js';
+import { packagingUnitErrors } from '../packaging-units/messages.js';
+import { Dec } from '../units/decimal.js';
+import { Quantity } from '../units/quantity.js';
+import { unitByCode } from '../units/units.js';
+import { allocationErrors } from './messages.js';
+import type { AllocationRequest } from './schemas.js';
+import {
+  addReservations,
+  lockNextCandidates,
+  lockReservation,
+  releaseReservationRows,
+  type CandidateRow,
+} from './sql.js';
+
+export interface AllocationOptions {
+  readonly groupNames: readonly string[] | undefined;
+  readonly allowPartial: boolean;
+}
+
+export interface AllocationResult {
+  readonly transportUnitBK: string;
+  readonly loadUnitPosition: string;
+  readonly sku: string;
+  readonly actualErpCode: string | null;
+  readonly qtyAllocated: Quantity;
+  readonly reservationId: string;
+}
+
+// Lock few rows first (most allocations need one or two units), more when a request needs many.
+const FIRST_BATCH = 2;
+const MAX_BATCH = 256;
+
+/**
+ * D23: the amount in the requested unit when it is a whole number of it, otherwise in the Product's base
+ * unit when exact there, otherwise in the kind's smallest unit.
+ */
+function expressed(baseAmount: Dec, requested: Quantity, productBaseCode: string): Quantity {
+  const amount = Quantity.of(baseAmount, baseCodeOf(requested.unitCode));
+  const inRequested = amount.to(requested.unitCode);
+  if (inRequested?.magnitude.isInteger()) return inRequested;
+  return amount.to(productBaseCode) ?? amount;
+}
+
+/**
+ * Reserves up to the requested quantity, FEFO then FIFO, under row locks taken in that one order. Each LoadUnit
+ * it took from is one result element; one reservation id covers the request.
+ */
+export async function allocate(
+  tx: Tx,
+  request: AllocationRequest,
+  options: AllocationOptions,
+  actor: Actor,
+): Promise<AllocationResult[]> {
+  const product = (await requireProductReferences(tx, [request.sku])).get(request.sku)!;
+  const productKind = unitByCode(product.baseUnitCode)?.kind;
+  if (request.qty.kind !== productKind) throw packagingUnitErrors.wrongKind('qty', productKind ?? 'Piece');
+  const groupIds = options.groupNames?.length ? await locationGroupIdsWithChildren(tx, options.groupNames) : null;
+
+  const wanted = request.qty.inSmallestUnit();
+  let remaining = wanted;
+  const takes: { unit: CandidateRow; amount: Dec }[] = [];
+  const seen: number[] = [];
+  for (let batch = FIRST_BATCH; remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
+    const candidates = await lockNextCandidates(tx, product.id, groupIds, seen, batch);
+    if (candidates.length === 0) break;
+    for (const unit of candidates) {
+      seen.push(unit.id);
+      if (remaining.lte(0)) break;
+      const free = new Dec(unit.qtyBase).minus(unit.reservedBase);
+      const amount = Dec.min(free, remaining);
+      takes.push({ unit, amount });
+      remaining = remaining.minus(amount);
+    }
+  }
+
+  const allocated = wanted.minus(remaining);
+  if (!options.allowPartial && remaining.gt(0)) {
+    throw allocationErrors.insufficient(
+      request.sku,
+      request.qty.toString(),
+      expressed(allocated, request.qty, product.baseUnitCode).toString(),
+    );
+  }
+  if (takes.length === 0) return [];
+
+  const reservationId = randomUUID();
+  await addReservations(
+    tx,
+    reservationId,
+    takes.map(({ unit, amount }) => ({ unitId: unit.id, qtyBase: amount.toString() })),
+    actor,
+  );
+  await appendMovements(
+    tx,
+    takes.map(({ unit, amount }) => {
+      const place = { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition };
+      return movement(
+        'RESERVE',
+        unit,
+        { qty: unit.qtyBase, reserved: unit.reservedBase },
+        { qty: unit.qtyBase, reserved: new Dec(unit.reservedBase).plus(amount).toString() },
+        { from: place, to: place, reservationId },
+      );
+    }),
+    actor,
+  );
+
+  const byLoadUnit = new Map<number, { unit: CandidateRow; amount: Dec }>();
+  for (const { unit, amount } of takes) {
+    const entry = byLoadUnit.get(unit.loadUnitId);
+    byLoadUnit.set(unit.loadUnitId, { unit: entry?.unit ?? unit, amount: (entry?.amount ?? new Dec(0)).plus(amount) });
+  }
+  return [...byLoadUnit.values()].map(({ unit, amount }) => ({
+    transportUnitBK: unit.transportUnitBK,
+    loadUnitPosition: unit.loadUnitPosition,
+    sku: request.sku,
+    actualErpCode: unit.erpCode,
+    qtyAllocated: expressed(amount, request.qty, product.baseUnitCode),
+    reservationId,
+  }));
+}
+
+/** D23: releasing is idempotent; only an id that was never issued is unknown. */
+export async function releaseReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
+  const key = asUuid(reservationId);
+  const rows = key ? await lockReservation(tx, key) : [];
+  if (rows.length === 0) throw allocationErrors.reservationNotFound(reservationId);
+  const active = rows.filter((row) => row.releasedAt === null && row.packagingUnitId !== null);
+  if (active.length === 0) return;
+  const unitIds = [...new Set(active.map((row) => row.packagingUnitId!))].sort((a, b) => a - b);
+  await lockUnitsByIds(tx, unitIds);
+  const units = new Map((await selectUnitsByIds(tx, unitIds)).map((unit) => [unit.id, unit]));
+  await releaseReservationRows(tx, active);
+  const released = new Map<number, Dec>();
+  for (const row of active) {
+    released.set(row.packagingUnitId!, (released.get(row.packagingUnitId!) ?? new Dec(0)).plus(row.qtyBase));
+  }
+  await appendMovements(
+    tx,
+    [...released].map(([unitId, amount]) => {
+      const unit = units.get(unitId)!;
+      const place = unit.transportUnitBK
+        ? { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition ?? '' }
+        : undefined;
+      return movement(
+        'RELEASE',
+        unit,
+        { qty: unit.qtyBase, reserved: unit.reservedBase },
+        { qty: unit.qtyBase, reserved: new Dec(unit.reservedBase).minus(amount).toString() },
+        { ...(place ? { from: place, to: place } : {}), reservationId: key! },
+      );
+    }),
+    actor,
+  );
+}
