@@ -72,6 +72,23 @@ function installShutdown(server: Server, database: Database, config: Config, log
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  watchSupervisingNpm(() => shutdown('npm exited'));
+}
+
+/**
+ * Under `npm start`, npm is the supervisor: if it dies without passing a signal on (SIGKILL), the service
+ * would live on as an orphan holding its port and database. Started any other way, nothing is watched.
+ */
+function watchSupervisingNpm(onOrphaned: () => void): void {
+  if (process.env.npm_lifecycle_event !== 'start') return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      onOrphaned();
+    }
+  }, 1000);
+  timer.unref();
 }
 
 async function main(): Promise<void> {

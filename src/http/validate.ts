@@ -13,7 +13,7 @@ export function formatIssuePath(path: readonly PropertyKey[]): string {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type') {
-    return issue.message.includes('received undefined') ? 'required' : `must be of type ${issue.expected}`;
+    return issue.input === undefined ? 'required' : `must be of type ${issue.expected}`;
   }
   if (issue.code === 'unrecognized_keys') return `unknown fields ${issue.keys.join(', ')}`;
   return issue.message;
@@ -24,7 +24,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * with `root` naming where a problem without a path lies (the body, a parameter).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root = 'body'): z.output<S> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   throw validationError(
     result.error.issues.map((issue) => ({ path: formatIssuePath(issue.path) || root, message: describeIssue(issue) })),

@@ -1,0 +1,184 @@
+import { asUuid } from '../db/keys.js';
+import type { Queryable, Tx } from '../db/tx.js';
+import { registerTransportUnit, requireTransportUnit } from '../master-data/service.js';
+import { findProductBySku } from '../products/service.js';
+import { Quantity } from '../units/quantity.js';
+import { loadUnitErrors } from './messages.js';
+import type { DivideInput, PutProductIntoInput } from './schemas.js';
+import * as sql from './sql.js';
+import type { LoadUnitRow, ProductSummaryRow } from './sql.js';
+
+export type { LoadUnitRow, ProductSummaryRow };
+
+/** A LoadUnit with the (partial) Product assigned to it, ready for the view. */
+export interface LoadUnitWithProduct {
+  readonly loadUnit: LoadUnitRow;
+  readonly product: ProductSummaryRow | undefined;
+}
+
+const isBlank = (value: string | undefined): boolean => value === undefined || value.trim() === '';
+
+/** D16: positions "1" … "n". */
+function positionsUpTo(parts: number): string[] {
+  return Array.from({ length: parts }, (_, index) => String(index + 1));
+}
+
+/**
+ * D16: divides a TransportUnit (registered on the spot, D15) into `parts` LoadUnits at positions "1" … "n".
+ * One that already has two or more LoadUnits is refused; one that has a single LoadUnit keeps it and gets the
+ * positions still missing. The TransportUnit row is locked before the LoadUnits are counted, so of two
+ * concurrent divides the second sees the first one's LoadUnits.
+ */
+export async function divideTransportUnit(tx: Tx, input: DivideInput): Promise<void> {
+  const transportUnit = await registerTransportUnit(tx, input.transportUnitBK);
+  await sql.lockTransportUnitRow(tx, transportUnit.id);
+  const existing = await sql.selectPositionsOnTransportUnit(tx, transportUnit.id);
+  if (existing.length >= 2) throw loadUnitErrors.alreadyDivided(input.transportUnitBK);
+  const taken = new Set(existing);
+  const missing = positionsUpTo(input.parts).filter((position) => !taken.has(position));
+  await sql.insertLoadUnits(tx, transportUnit.id, missing, input.loadUnitType);
+}
+
+/** Locks (FOR UPDATE) and returns the LoadUnit at that TransportUnit position, or undefined. */
+export async function lockLoadUnitAt(
+  tx: Tx,
+  transportUnitBK: string,
+  position: string,
+): Promise<LoadUnitRow | undefined> {
+  return sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
+}
+
+/** Like lockLoadUnitAt, but 404 owms.wms.inv.lu.onTuNotExists, obj = [transportUnitBK, position], when missing. */
+export async function requireLoadUnitAt(tx: Tx, transportUnitBK: string, position: string): Promise<LoadUnitRow> {
+  const loadUnit = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
+  if (!loadUnit) throw loadUnitErrors.notOnTransportUnit(transportUnitBK, position);
+  return loadUnit;
+}
+
+/**
+ * The LoadUnit at that position, created (TransportUnit registered on the spot, D15) when missing; 400
+ * owms.wms.inv.pu.loadUnitTypeMissing, obj = [position, transportUnitBK], when it must be created and
+ * loadUnitType is undefined or blank. Race-safe: the insert yields to a concurrent one (ON CONFLICT DO NOTHING)
+ * and the row is then read under its lock. The insert's foreign-key check waits for a divide holding the
+ * TransportUnit, so a divide never miscounts. Returned locked.
+ */
+export async function obtainLoadUnit(
+  tx: Tx,
+  target: { transportUnitBK: string; position: string; loadUnitType?: string },
+): Promise<LoadUnitRow> {
+  const { transportUnitBK, position, loadUnitType } = target;
+  const existing = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
+  if (existing) return existing;
+  if (isBlank(position)) throw loadUnitErrors.positionBlank();
+  if (loadUnitType === undefined || isBlank(loadUnitType)) {
+    throw loadUnitErrors.loadUnitTypeMissing(position, transportUnitBK);
+  }
+  const transportUnit = await registerTransportUnit(tx, transportUnitBK);
+  await sql.insertLoadUnits(tx, transportUnit.id, [position], loadUnitType);
+  const created = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
+  if (!created) throw new Error(`LoadUnit ${transportUnitBK}/${position} neither inserted nor found`);
+  return created;
+}
+
+/** D17: refuses a Product other than the one the LoadUnit is assigned to or already carries. */
+async function refuseOtherProduct(
+  tx: Tx,
+  loadUnit: LoadUnitRow,
+  productId: number | null,
+  product: { id: number; sku: string },
+): Promise<void> {
+  const assignedElsewhere = productId !== null && productId !== product.id;
+  if (assignedElsewhere || (await sql.carriesOtherProduct(tx, loadUnit.id, product.id))) {
+    throw loadUnitErrors.alreadyAssigned(loadUnit.pKey, product.sku);
+  }
+}
+
+/**
+ * D17 for a LoadUnit locked by the caller: throws the 400 alreadyAssigned unless mixed LoadUnits are allowed;
+ * assigns the product when the LoadUnit has none. The stored assignment is what counts (not a possibly stale
+ * `loadUnit.productId`), and the passed row follows the change (`productId`, `ol`).
+ */
+export async function admitProduct(
+  tx: Tx,
+  loadUnit: LoadUnitRow,
+  product: { id: number; sku: string },
+  mixedAllowed: boolean,
+): Promise<void> {
+  const current = await sql.lockLoadUnitByPKey(tx, loadUnit.pKey);
+  if (!current) throw loadUnitErrors.notFoundByPKey(loadUnit.pKey);
+  if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, current.productId, product);
+  if (current.productId === null && (await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id))) {
+    loadUnit.productId = product.id;
+    loadUnit.ol = current.ol + 1;
+  }
+}
+
+/** 404 owms.wms.inv.lu.pKeyNotExists for an unknown or malformed key (D11: never a 400). */
+export async function findLoadUnitByPKey(db: Queryable, pKey: string): Promise<LoadUnitRow> {
+  const key = asUuid(pKey);
+  const loadUnit = key ? await sql.selectLoadUnitByPKey(db, key) : undefined;
+  if (!loadUnit) throw loadUnitErrors.notFoundByPKey(pKey);
+  return loadUnit;
+}
+
+async function lockLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow> {
+  const key = asUuid(pKey);
+  const loadUnit = key ? await sql.lockLoadUnitByPKey(tx, key) : undefined;
+  if (!loadUnit) throw loadUnitErrors.notFoundByPKey(pKey);
+  return loadUnit;
+}
+
+async function withProducts(db: Queryable, loadUnits: readonly LoadUnitRow[]): Promise<LoadUnitWithProduct[]> {
+  const ids = [...new Set(loadUnits.flatMap((loadUnit) => (loadUnit.productId === null ? [] : [loadUnit.productId])))];
+  const products = new Map(
+    ids.length === 0 ? [] : (await sql.selectProductSummaries(db, ids)).map((product) => [product.id, product]),
+  );
+  return loadUnits.map((loadUnit) => ({
+    loadUnit,
+    product: loadUnit.productId === null ? undefined : products.get(loadUnit.productId),
+  }));
+}
+
+/** lu-findbypkey: the LoadUnit with its Product. */
+export async function getLoadUnit(db: Queryable, pKey: string): Promise<LoadUnitWithProduct> {
+  const [found] = await withProducts(db, [await findLoadUnitByPKey(db, pKey)]);
+  if (!found) throw loadUnitErrors.notFoundByPKey(pKey);
+  return found;
+}
+
+/** D16: the TransportUnit's LoadUnits by position; 404 owms.wms.inv.tu.bkNotExists for an unknown one. */
+export async function listLoadUnitsOfTransportUnit(
+  db: Queryable,
+  transportUnitBK: string,
+): Promise<LoadUnitWithProduct[]> {
+  const transportUnit = await requireTransportUnit(db, transportUnitBK);
+  return withProducts(db, await sql.selectLoadUnitsOfTransportUnit(db, transportUnit.id));
+}
+
+/**
+ * lu-putproductinto: assigns the Product to the LoadUnit. The quantity must be of the Product's kind (D2);
+ * D17 refuses another Product unless mixed LoadUnits are allowed, in which case the new assignment replaces
+ * the old one.
+ */
+export async function putProductIntoLoadUnit(
+  tx: Tx,
+  pKey: string,
+  input: PutProductIntoInput,
+  mixedAllowed: boolean,
+): Promise<void> {
+  const loadUnit = await lockLoadUnitByPKey(tx, pKey);
+  const product = await findProductBySku(tx, input.sku);
+  const baseUnit = Quantity.of(product.baseUnitMagnitude, product.baseUnitCode);
+  if (!input.baseUnit.isSameKind(baseUnit)) throw loadUnitErrors.baseUnitOfAnotherKind(baseUnit.kind);
+  if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, loadUnit.productId, product);
+  await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id);
+}
+
+/** D16: locks a LoadUnit for allocation or releases it; `ol` rises only when `locked` changes. */
+export async function changeLoadUnitLock(tx: Tx, pKey: string, locked: boolean): Promise<LoadUnitWithProduct> {
+  const loadUnit = await lockLoadUnitByPKey(tx, pKey);
+  const changed = await sql.updateLoadUnitLocked(tx, loadUnit.id, locked);
+  const [result] = await withProducts(tx, [changed ? { ...loadUnit, locked, ol: loadUnit.ol + 1 } : loadUnit]);
+  if (!result) throw loadUnitErrors.notFoundByPKey(pKey);
+  return result;
+}

@@ -1,0 +1,200 @@
+import type { Queryable, Tx } from '../db/tx.js';
+
+/** A LoadUnit with the business key of its TransportUnit, as every read returns it. */
+export interface LoadUnitRow {
+  id: number;
+  pKey: string;
+  transportUnitId: number;
+  transportUnitBK: string;
+  physicalPosition: string;
+  label: string | null;
+  type: string;
+  locked: boolean;
+  productId: number | null;
+  dimension: unknown;
+  ol: number;
+  createDt: Date;
+}
+
+/** The part of a Product a LoadUnit embeds. */
+export interface ProductSummaryRow {
+  id: number;
+  pKey: string;
+  sku: string;
+  label: string | null;
+  baseUnitMagnitude: string;
+  baseUnitCode: string;
+  description: string | null;
+  availabilityState: string;
+}
+
+// bigint columns arrive as strings unless a type parser is installed; Number() reads both.
+type Id = string | number;
+
+interface RawLoadUnit {
+  id: Id;
+  p_key: string;
+  transport_unit_id: Id;
+  transport_unit_bk: string;
+  physical_position: string;
+  label: string | null;
+  load_unit_type: string;
+  locked: boolean;
+  product_id: Id | null;
+  dimension: unknown;
+  ol: number;
+  create_dt: Date;
+}
+
+function toLoadUnit(raw: RawLoadUnit): LoadUnitRow {
+  return {
+    id: Number(raw.id),
+    pKey: raw.p_key,
+    transportUnitId: Number(raw.transport_unit_id),
+    transportUnitBK: raw.transport_unit_bk,
+    physicalPosition: raw.physical_position,
+    label: raw.label,
+    type: raw.load_unit_type,
+    locked: raw.locked,
+    productId: raw.product_id === null ? null : Number(raw.product_id),
+    dimension: raw.dimension,
+    ol: raw.ol,
+    createDt: raw.create_dt,
+  };
+}
+
+const SELECT_LOAD_UNIT = `
+  SELECT lu.id, lu.p_key, lu.transport_unit_id, tu.bk AS transport_unit_bk, lu.physical_position, lu.label,
+         lu.load_unit_type, lu.locked, lu.product_id, lu.dimension, lu.ol, lu.create_dt
+    FROM load_unit lu
+    JOIN transport_unit tu ON tu.id = lu.transport_unit_id`;
+
+export async function selectLoadUnitByPKey(db: Queryable, pKey: string): Promise<LoadUnitRow | undefined> {
+  const result = await db.query<RawLoadUnit>(`${SELECT_LOAD_UNIT} WHERE lu.p_key = $1::uuid`, [pKey]);
+  const raw = result.rows[0];
+  return raw && toLoadUnit(raw);
+}
+
+export async function lockLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow | undefined> {
+  const result = await tx.query<RawLoadUnit>(`${SELECT_LOAD_UNIT} WHERE lu.p_key = $1::uuid FOR UPDATE OF lu`, [pKey]);
+  const raw = result.rows[0];
+  return raw && toLoadUnit(raw);
+}
+
+export async function lockLoadUnitAtPosition(
+  tx: Tx,
+  transportUnitBK: string,
+  position: string,
+): Promise<LoadUnitRow | undefined> {
+  const result = await tx.query<RawLoadUnit>(
+    `${SELECT_LOAD_UNIT} WHERE tu.bk = $1::text AND lu.physical_position = $2::text FOR UPDATE OF lu`,
+    [transportUnitBK, position],
+  );
+  const raw = result.rows[0];
+  return raw && toLoadUnit(raw);
+}
+
+/** The TransportUnit's LoadUnits by position, numbers in numeric order ("2" before "10"), then the rest. */
+export async function selectLoadUnitsOfTransportUnit(db: Queryable, transportUnitId: number): Promise<LoadUnitRow[]> {
+  const result = await db.query<RawLoadUnit>(
+    `${SELECT_LOAD_UNIT}
+      WHERE lu.transport_unit_id = $1::bigint
+      ORDER BY substring(lu.physical_position FROM '^[0-9]+')::numeric NULLS LAST,
+               lu.physical_position COLLATE "C", lu.id`,
+    [transportUnitId],
+  );
+  return result.rows.map(toLoadUnit);
+}
+
+/**
+ * Locks the TransportUnit row. FOR UPDATE (not NO KEY UPDATE) on purpose: it conflicts with the key-share lock
+ * every LoadUnit insert takes on its TransportUnit, so a divide and any concurrent LoadUnit creation on the same
+ * TransportUnit are serialised, and the divide's count of LoadUnits stays true until it commits.
+ */
+export async function lockTransportUnitRow(tx: Tx, transportUnitId: number): Promise<void> {
+  await tx.query('SELECT id FROM transport_unit WHERE id = $1::bigint FOR UPDATE', [transportUnitId]);
+}
+
+export async function selectPositionsOnTransportUnit(db: Queryable, transportUnitId: number): Promise<string[]> {
+  const result = await db.query<{ physical_position: string }>(
+    'SELECT physical_position FROM load_unit WHERE transport_unit_id = $1::bigint ORDER BY id',
+    [transportUnitId],
+  );
+  return result.rows.map((row) => row.physical_position);
+}
+
+/** Creates a LoadUnit at each position that is still free, in one statement; answers how many it created. */
+export async function insertLoadUnits(
+  tx: Tx,
+  transportUnitId: number,
+  positions: readonly string[],
+  loadUnitType: string,
+): Promise<number> {
+  if (positions.length === 0) return 0;
+  const result = await tx.query(
+    `INSERT INTO load_unit (transport_unit_id, physical_position, load_unit_type)
+     SELECT $1::bigint, v.position, $3::text
+       FROM unnest($2::text[]) WITH ORDINALITY AS v(position, n)
+      ORDER BY v.n
+     ON CONFLICT (transport_unit_id, physical_position) DO NOTHING`,
+    [transportUnitId, positions, loadUnitType],
+  );
+  return result.rowCount ?? 0;
+}
+
+export async function updateLoadUnitProduct(tx: Tx, loadUnitId: number, productId: number): Promise<boolean> {
+  const result = await tx.query(
+    `UPDATE load_unit SET product_id = $2::bigint, ol = ol + 1, last_modified_dt = now()
+      WHERE id = $1::bigint AND product_id IS DISTINCT FROM $2::bigint`,
+    [loadUnitId, productId],
+  );
+  return result.rowCount === 1;
+}
+
+/** Sets `locked`; `ol` rises only when it actually changes (D4). */
+export async function updateLoadUnitLocked(tx: Tx, loadUnitId: number, locked: boolean): Promise<boolean> {
+  const result = await tx.query(
+    `UPDATE load_unit SET locked = $2::boolean, ol = ol + 1, last_modified_dt = now()
+      WHERE id = $1::bigint AND locked IS DISTINCT FROM $2::boolean`,
+    [loadUnitId, locked],
+  );
+  return result.rowCount === 1;
+}
+
+/** Whether the LoadUnit carries a PackagingUnit (with something in it) of another Product than this one. */
+export async function carriesOtherProduct(db: Queryable, loadUnitId: number, productId: number): Promise<boolean> {
+  const result = await db.query<{ carries: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM packaging_unit
+                     WHERE load_unit_id = $1::bigint AND product_id <> $2::bigint AND qty_magnitude > 0) AS carries`,
+    [loadUnitId, productId],
+  );
+  return result.rows[0]?.carries ?? false;
+}
+
+export async function selectProductSummaries(db: Queryable, ids: readonly number[]): Promise<ProductSummaryRow[]> {
+  const result = await db.query<{
+    id: Id;
+    p_key: string;
+    sku: string;
+    label: string | null;
+    base_unit_magnitude: string;
+    base_unit_code: string;
+    description: string | null;
+    availability_state: string;
+  }>(
+    `SELECT id, p_key, sku, label, base_unit_magnitude::text AS base_unit_magnitude, base_unit_code, description,
+            availability_state
+       FROM product WHERE id = ANY($1::bigint[])`,
+    [ids],
+  );
+  return result.rows.map((raw) => ({
+    id: Number(raw.id),
+    pKey: raw.p_key,
+    sku: raw.sku,
+    label: raw.label,
+    baseUnitMagnitude: raw.base_unit_magnitude,
+    baseUnitCode: raw.base_unit_code,
+    description: raw.description,
+    availabilityState: raw.availability_state,
+  }));
+}

@@ -1,0 +1,70 @@
+import type { Link } from '../http/links.js';
+import { Quantity } from '../units/quantity.js';
+import type { LoadUnitRow } from './sql.js';
+
+type Json = Record<string, unknown>;
+
+/** Turns a path into an absolute href (the routes pass `path => href(req, path)`). */
+export type HrefOf = (path: string) => string;
+
+/**
+ * What a LoadUnit embeds of its Product. A full products-feature ProductRow fits, so does the summary the
+ * LoadUnit reads itself.
+ */
+export interface LoadUnitProduct {
+  readonly pKey: string;
+  readonly sku: string;
+  readonly label: string | null;
+  readonly baseUnitMagnitude: string;
+  readonly baseUnitCode: string;
+  readonly description?: string | null;
+  readonly availabilityState?: string | null;
+}
+
+export const loadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}`;
+export const packagingUnitsInLoadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}/packaging-units`;
+
+/** Leaves out what is absent. */
+function put(target: Json, key: string, value: unknown): void {
+  if (value !== null && value !== undefined) target[key] = value;
+}
+
+/** The partial Product of spec part 2 ("Product (may be partial)"). */
+export function embeddedProductView(product: LoadUnitProduct): Json {
+  const view: Json = { pKey: product.pKey, sku: product.sku };
+  put(view, 'label', product.label);
+  view.baseUnit = Quantity.of(product.baseUnitMagnitude, product.baseUnitCode);
+  put(view, 'description', product.description);
+  put(view, 'availabilityState', product.availabilityState);
+  return view;
+}
+
+/**
+ * A LoadUnit's fields in the spec's order (part 2), absent values left out, no `_links`. Usable wherever another
+ * resource embeds a (partial) LoadUnit, e.g. PackagingUnit.loadUnit; `product` is embedded only when given.
+ */
+export function loadUnitView(row: LoadUnitRow, product?: LoadUnitProduct): Json {
+  const view: Json = {
+    pKey: row.pKey,
+    transportUnitBK: row.transportUnitBK,
+    physicalPosition: row.physicalPosition,
+  };
+  put(view, 'label', row.label);
+  view.type = row.type;
+  view.locked = row.locked;
+  if (product) view.product = embeddedProductView(product);
+  put(view, 'dimension', row.dimension);
+  view.ol = row.ol;
+  view.createDt = row.createDt.toISOString();
+  return view;
+}
+
+/** The single LoadUnit resource (D7): HAL with `self`, `packaging-units` and, when one is embedded, `product`. */
+export function loadUnitResource(row: LoadUnitRow, product: LoadUnitProduct | undefined, hrefOf: HrefOf): Json {
+  const links: Record<string, Link> = {
+    self: { href: hrefOf(loadUnitPath(row.pKey)) },
+    'packaging-units': { href: hrefOf(packagingUnitsInLoadUnitPath(row.pKey)) },
+  };
+  if (product) links.product = { href: hrefOf(`/v1/products/${product.pKey}`) };
+  return { ...loadUnitView(row, product), _links: links };
+}
