@@ -1,4 +1,4 @@
-import { ApiError } from '../http/api-error.js';
+import { ApiError, validationError } from '../http/api-error.js';
 import { databaseUnavailable, ServerError } from '../http/server-error.js';
 
 interface PgLikeError {
@@ -32,6 +32,15 @@ export function databaseProblem(error: unknown): ApiError | ServerError | undefi
   if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as PgLikeError;
   if (isConnectionFailure(failure)) return databaseUnavailable();
+  // Class 22, data exceptions: a value PostgreSQL cannot store (a NUL character, an out-of-range number).
+  if (failure.code?.startsWith('22')) {
+    return validationError([
+      {
+        path: 'body',
+        message: 'holds a value that cannot be stored (for example a NUL character or a number out of range)',
+      },
+    ]);
+  }
   switch (failure.code) {
     case '55P03': // lock_not_available: lock_timeout expired
     case '57014': // query_canceled: statement_timeout expired
