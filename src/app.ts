@@ -9,6 +9,7 @@ import { errorHandler } from './http/error-handler.js';
 import { addIndexRoutes } from './http/index-routes.js';
 import { createMetrics } from './http/metrics.js';
 import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
+import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
@@ -58,6 +59,7 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
+  app.use(literalBrokenEscapes);
   app.use(metrics.observeRequests);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');

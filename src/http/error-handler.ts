@@ -25,7 +25,9 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
       ? error
       : error instanceof KindMismatchError
         ? validationError([{ path: 'quantity', message: error.message }])
-        : databaseProblem(error);
+        : error instanceof URIError
+          ? new ServerError(400, 'InvalidUrlException', 'The request path is not valid URL encoding')
+          : databaseProblem(error);
 
   if (mapped instanceof ApiError) {
     const body = apiErrorBody(mapped);

@@ -106,6 +106,7 @@ export function addIndexRoutes(routes: Routes): void {
       doc: {
         tags: ['Index'],
         summary,
+        ...(path === '/index' ? { security: [] } : {}),
         responses: {
           200: { description: 'HAL links; XML when application/xml, application/hal+xml or text/xml is asked for' },
         },

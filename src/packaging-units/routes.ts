@@ -4,7 +4,7 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { href } from '../http/links.js';
 import { PACKAGING_UNIT_LIST, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
-import { parseInput } from '../http/validate.js';
+import { isJsonObject, parseInput } from '../http/validate.js';
 import { movementView } from '../ledger/view.js';
 import { z } from '../openapi/zod.js';
 import { deleteOnLocation, deleteUnitByPKey, releaseUnit, reportProblem } from './change-service.js';
@@ -176,7 +176,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     consumes: ['json'],
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
-      const single = req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body);
+      const single = isJsonObject(req.body);
       const items = single
         ? [parseInput(newPackagingUnitOnLocationSchema, req.body)]
         : parseInput(onLocationList, req.body);

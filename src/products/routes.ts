@@ -6,7 +6,7 @@ import { href } from '../http/links.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { streamJsonArray } from '../http/stream.js';
-import { parseInput } from '../http/validate.js';
+import { isJsonObject, parseInput } from '../http/validate.js';
 import {
   productCreateSchema,
   productKeyParamsSchema,
@@ -29,7 +29,7 @@ const productListSchema = z.array(productCreateSchema).min(1, { error: 'must con
 
 /** D10: an array, or one object treated as an array of one (its field paths then carry no index). */
 function parseProducts(body: unknown): { products: ProductInput[]; pathPrefix: (index: number) => string } {
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+  if (isJsonObject(body)) {
     return { products: [parseInput(productCreateSchema, body)], pathPrefix: () => '' };
   }
   return { products: parseInput(productListSchema, body), pathPrefix: (index) => `[${index}].` };

@@ -16,6 +16,7 @@ import {
   lockProductByPKey,
   selectProductByPKey,
   selectProductBySku,
+  selectProductKeys,
   selectProductReferenceByPKey,
   selectProductReferences,
   updateProductRow,
@@ -108,17 +109,16 @@ export async function createProducts(
   pathPrefix: (index: number) => string,
 ): Promise<{ pKey: string; sku: string }[]> {
   await checkStackedProductsExist(tx, products, pathPrefix);
-  const repeated = duplicates(products.map((product) => product.sku));
-  if (repeated.length > 0) throw productErrors.alreadyExists(repeated);
-
-  const inserted = await insertProducts(tx, products.map(productValues));
-  if (inserted.length < products.length) {
-    const insertedSkus = new Set(inserted.map((row) => row.sku));
-    throw productErrors.alreadyExists(products.map((product) => product.sku).filter((sku) => !insertedSkus.has(sku)));
-  }
+  const skus = products.map((product) => product.sku);
+  const repeated = new Set(duplicates(skus));
+  // A repeated SKU is inserted once; every SKU not inserted already existed. Both kinds are named in one 409.
+  const inserted = new Set((await insertProducts(tx, products.map(productValues))).map((row) => row.sku));
+  const conflicting = [...new Set(skus.filter((sku) => repeated.has(sku) || !inserted.has(sku)))];
+  if (conflicting.length > 0) throw productErrors.alreadyExists(conflicting);
+  const created = await selectProductKeys(tx, skus);
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
-  return inserted.map(({ pKey, sku }) => ({ pKey, sku }));
+  return created;
 }
 
 export async function findProductBySku(db: Queryable, sku: string): Promise<ProductRow> {
@@ -163,8 +163,9 @@ export async function updateProduct(tx: Tx, input: ProductUpdateInput): Promise<
   if (input.ol !== undefined && input.ol !== null && input.ol !== current.ol) {
     throw productErrors.changedUnexpectedly(input.pKey);
   }
-  await checkStackedProductsExist(tx, [input], () => '');
   if (!(await updateProductRow(tx, current.id, productValues(input)))) throw productErrors.alreadyExists([input.sku]);
+  // Checked after a rename: a rule naming the product's old SKU names nothing any more.
+  await checkStackedProductsExist(tx, [input], () => '');
   await deleteUnitsAndRulesOf(tx, current.id);
   await insertProductUnits(tx, unitValues(input));
   await insertStackingRules(tx, ruleValues(input));

@@ -90,11 +90,8 @@ const PRODUCT_COLUMNS = `
 const column = <T, K extends keyof T>(rows: readonly T[], key: K): T[K][] => rows.map((row) => row[key]);
 
 /** Inserts every product in one statement; SKUs that already exist are skipped and so missing from the result. */
-export async function insertProducts(
-  tx: Tx,
-  products: readonly ProductValues[],
-): Promise<{ id: number; sku: string; pKey: string }[]> {
-  const result = await tx.query<{ id: number; sku: string; pKey: string }>(
+export async function insertProducts(tx: Tx, products: readonly ProductValues[]): Promise<{ sku: string }[]> {
+  const result = await tx.query<{ sku: string }>(
     `INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description, availability_state,
                           classification, product_group, stock_zone, overbooking_allowed, dimension, details)
      SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
@@ -104,7 +101,7 @@ export async function insertProducts(
          AS v(sku, label, account_id, magnitude, unit_code, description, availability_state, classification,
               product_group, stock_zone, overbooking_allowed, dimension, details)
      ON CONFLICT (sku) DO NOTHING
-     RETURNING id, sku, p_key AS "pKey"`,
+     RETURNING sku`,
     [
       column(products, 'sku'),
       column(products, 'label'),
@@ -149,7 +146,7 @@ export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValu
 
 export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleValues[]): Promise<void> {
   if (rules.length === 0) return;
-  await tx.query(
+  const result = await tx.query(
     `INSERT INTO stacking_rule (product_id, position, no_products, allowed_product_id)
      SELECT p.id, v.position, v.no_products, a.id
        FROM unnest($1::text[], $2::int[], $3::int[], $4::text[]) AS v(sku, position, no_products, allowed_sku)
@@ -157,6 +154,21 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
        JOIN product a ON a.sku = v.allowed_sku`,
     [column(rules, 'sku'), column(rules, 'position'), column(rules, 'noProducts'), column(rules, 'allowedSku')],
   );
+  // The service checks the SKUs first; a rule that still found no product must not vanish silently.
+  if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
+}
+
+/** pKeys of the products, in the order of `skus`. */
+export async function selectProductKeys(
+  db: Queryable,
+  skus: readonly string[],
+): Promise<{ pKey: string; sku: string }[]> {
+  const result = await db.query<{ pKey: string; sku: string }>(
+    `SELECT p.p_key AS "pKey", p.sku FROM unnest($1::text[]) WITH ORDINALITY AS v(sku, ordinal)
+       JOIN product p ON p.sku = v.sku ORDER BY v.ordinal`,
+    [skus],
+  );
+  return result.rows;
 }
 
 export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {
