@@ -23,3 +23,8 @@ export interface Link {
   href: string;
   type?: string;
 }
+
+/** A function that turns a path into an absolute href for this request. */
+export function hrefOf(req: Request): (path: string) => string {
+  return (path) => href(req, path);
+}

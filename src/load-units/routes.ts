@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { href } from '../http/links.js';
+import { hrefOf } from '../http/links.js';
+import { described } from '../openapi/described.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
@@ -24,18 +25,11 @@ import {
   listLoadUnitsOfTransportUnit,
   putProductIntoLoadUnit,
 } from './service.js';
-import { loadUnitResource, loadUnitView, type HrefOf } from './view.js';
+import { loadUnitResource, loadUnitView } from './view.js';
 
 const TAGS = ['LoadUnits'];
 const VALIDATION = 'core.validation.error';
 const jsonBody = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
-const hrefs =
-  (req: Request): HrefOf =>
-  (path) =>
-    href(req, path);
-const described = (description: string, keys: readonly string[] = []) => ({
-  description: keys.length > 0 ? `${description}: ${keys.join(', ')}` : description,
-});
 
 /** D16: form fields are text and parsed; a JSON body is typed strictly (D0). A missing body names every field. */
 function parseDivide(req: Request): DivideInput {
@@ -83,7 +77,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { loadUnit, product } = await getLoadUnit(pool, pKey);
-      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefs(req)));
+      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
       operationId: 'lu-findbypkey',
@@ -132,7 +126,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { locked } = parseInput(lockChangeSchema, req.body ?? {});
       const { loadUnit, product } = await withTransaction(pool, (tx) => changeLoadUnitLock(tx, pKey, locked));
-      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefs(req)));
+      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
       tags: TAGS,

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { href } from '../http/links.js';
+import { href, hrefOf } from '../http/links.js';
+import { described } from '../openapi/described.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
@@ -25,23 +26,10 @@ import {
   upsertLocationGroups,
   upsertLocations,
 } from './service.js';
-import {
-  locationGroupResource,
-  locationResource,
-  transportUnitPath,
-  transportUnitResource,
-  type HrefOf,
-} from './view.js';
+import { locationGroupResource, locationResource, transportUnitPath, transportUnitResource } from './view.js';
 
 const TAGS = ['Master data'];
 const jsonBody = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
-const hrefs =
-  (req: Request): HrefOf =>
-  (path) =>
-    href(req, path);
-const described = (description: string, keys: readonly string[] = []) => ({
-  description: keys.length > 0 ? `${description}: ${keys.join(', ')}` : description,
-});
 
 /** D14, D15: replicas of location groups, locations and transport units. */
 export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
@@ -72,7 +60,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { name } = parseInput(locationGroupQuerySchema, req.query, 'query');
-      sendJson(res, 200, locationGroupResource(await requireLocationGroup(pool, name), hrefs(req)));
+      sendJson(res, 200, locationGroupResource(await requireLocationGroup(pool, name), hrefOf(req)));
     },
     doc: {
       tags: TAGS,
@@ -113,7 +101,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const reference = parseInput(locationQuerySchema, req.query, 'query');
-      sendJson(res, 200, locationResource(await requireLocation(pool, reference), hrefs(req)));
+      sendJson(res, 200, locationResource(await requireLocation(pool, reference), hrefOf(req)));
     },
     doc: {
       tags: TAGS,
@@ -162,7 +150,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     handler: async (req: Request, res: Response) => {
       const { bk } = parseInput(transportUnitQuerySchema, req.query, 'query');
       const { transportUnit, location } = await getTransportUnit(pool, bk);
-      sendJson(res, 200, transportUnitResource(transportUnit, location, hrefs(req)));
+      sendJson(res, 200, transportUnitResource(transportUnit, location, hrefOf(req)));
     },
     doc: {
       tags: TAGS,

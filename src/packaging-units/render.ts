@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Queryable } from '../db/tx.js';
-import { href } from '../http/links.js';
+import { hrefOf } from '../http/links.js';
 import { isVendorType } from '../http/media-types.js';
 import { sendJson } from '../http/respond.js';
 import { findLocationsByIds } from '../master-data/service.js';
@@ -15,7 +15,7 @@ async function viewContext(
   const locationIds = units.flatMap((unit) => (unit.locationId === null ? [] : [unit.locationId]));
   return {
     locations: await findLocationsByIds(db, locationIds),
-    href: (path) => href(req, path),
+    href: hrefOf(req),
     withLinks: isVendorType(req.mediaType),
   };
 }

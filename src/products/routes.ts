@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { href } from '../http/links.js';
+import { href, hrefOf } from '../http/links.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { streamJsonArray } from '../http/stream.js';
@@ -78,11 +78,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
         query.uom === undefined
           ? await findProductBySku(pool, query.sku)
           : await findProductBySkuAndUom(pool, query.sku, query.uom);
-      sendJson(
-        res,
-        200,
-        productResource(product, (path) => href(req, path)),
-      );
+      sendJson(res, 200, productResource(product, hrefOf(req)));
     },
     doc: {
       operationId: 'products-findall',
@@ -103,11 +99,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
-      sendJson(
-        res,
-        200,
-        productResource(await findProductByPKey(pool, pKey), (path) => href(req, path)),
-      );
+      sendJson(res, 200, productResource(await findProductByPKey(pool, pKey), hrefOf(req)));
     },
     doc: {
       operationId: 'products-findbyspkey',
@@ -126,11 +118,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     handler: async (req: Request, res: Response) => {
       const input = parseInput(productUpdateSchema, req.body);
       const product = await withTransaction(pool, (tx) => updateProduct(tx, input));
-      sendJson(
-        res,
-        200,
-        productResource(product, (path) => href(req, path)),
-      );
+      sendJson(res, 200, productResource(product, hrefOf(req)));
     },
     doc: {
       operationId: 'products-update',
