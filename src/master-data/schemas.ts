@@ -3,12 +3,10 @@ import { z } from '../openapi/zod.js';
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
 
-/** Any string PostgreSQL can store: text columns refuse the NUL character (it would be a 500, not a 400). */
-const text = () => z.string().refine((value) => !value.includes('\u0000'), { message: 'must not contain NUL' });
-
 /** Keys are kept exactly as sent (no trimming), but a key of only whitespace names nothing. */
 const key = (description: string) =>
-  text()
+  z
+    .string()
     .refine((value) => value.trim() !== '', { message: 'must not be blank' })
     .openapi({ description });
 
@@ -31,7 +29,7 @@ export const locationUpsertSchema = z
     incomingActive: z.boolean().nullish().openapi({ description: 'Default true' }),
     outgoingActive: z.boolean().nullish().openapi({ description: 'Default true' }),
     plcState: z.number().int().min(INT32_MIN).max(INT32_MAX).nullish().openapi({ description: 'Default 0' }),
-    description: text().nullish(),
+    description: z.string().nullish(),
     noMaxTransportUnits: z.number().int().min(0).max(INT32_MAX).nullish(),
   })
   .openapi('LocationUpsert');
@@ -55,8 +53,8 @@ export const locationGroupQuerySchema = z.object({ name: key('Name of the Locati
 /** A Location named in a request: by `erpCode` or `locationId` (D15). */
 export const locationReferenceSchema = z
   .object({
-    erpCode: text().nullish(),
-    locationId: text().nullish(),
+    erpCode: z.string().nullish(),
+    locationId: z.string().nullish(),
   })
   .openapi('LocationReference');
 
@@ -66,8 +64,8 @@ export const locationReferenceSchema = z
  */
 export const transportUnitCreateSchema = z
   .object({
-    transportUnitBK: text().nullish().openapi({ description: 'Business key, required' }),
-    transportUnitType: text().nullish().openapi({ description: 'Type, required' }),
+    transportUnitBK: z.string().nullish().openapi({ description: 'Business key, required' }),
+    transportUnitType: z.string().nullish().openapi({ description: 'Type, required' }),
     actualLocation: locationReferenceSchema.nullish().openapi({ description: 'Required: erpCode or locationId' }),
   })
   .openapi('TransportUnitCreate');
