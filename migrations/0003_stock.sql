@@ -68,6 +68,9 @@ CREATE INDEX packaging_unit_load_unit_idx ON packaging_unit (load_unit_id) WHERE
 CREATE INDEX packaging_unit_location_idx ON packaging_unit (location_id) WHERE location_id IS NOT NULL;
 CREATE INDEX packaging_unit_product_idx ON packaging_unit (product_id, create_dt, id);
 CREATE INDEX packaging_unit_parent_idx ON packaging_unit (parent_id) WHERE parent_id IS NOT NULL;
+-- Allocation candidates in FEFO/FIFO order; a unit leaves this index once it is fully reserved.
+CREATE INDEX packaging_unit_allocatable_idx ON packaging_unit (product_id, expires_at ASC NULLS LAST, create_dt, id)
+  WHERE load_unit_id IS NOT NULL AND state = 'AVAILABLE' AND qty_base > reserved_base;
 
 -- One row per unit an allocation reserved from; a request's rows share its reservation_id (D23).
 CREATE TABLE reservation (

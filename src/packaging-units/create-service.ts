@@ -102,12 +102,13 @@ export async function createInLoadUnit(
   items: readonly NewPackagingUnit[],
   actor: Actor,
   mixedAllowed: boolean,
+  path: (index: number) => string,
 ): Promise<number[]> {
   const products = await requireProductReferences(
     tx,
     items.map((item) => item.product.sku),
   );
-  checkKinds(items, products, (index) => `packagingUnits[${index}].`);
+  checkKinds(items, products, path);
   const loadUnit = await obtainLoadUnit(tx, {
     transportUnitBK: target.transportUnitBK,
     position: target.luPos,

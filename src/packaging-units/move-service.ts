@@ -1,6 +1,7 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
-import { validationError } from '../http/api-error.js';
+import { ApiError, notFound, validationError } from '../http/api-error.js';
+import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { appendMovements, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
 import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
@@ -41,9 +42,9 @@ const isAt = (unit: PackagingUnitRow, target: Target): boolean =>
 
 const base = (quantity: Quantity): string => quantity.inSmallestUnit().toString();
 
-function checkKind(quantity: Quantity | null | undefined, product: ProductReference): void {
+function checkKind(quantity: Quantity | null | undefined, product: ProductReference, path = 'quantity'): void {
   const kind = unitByCode(product.baseUnitCode)?.kind;
-  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind('quantity', kind);
+  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind(path, kind);
 }
 
 /**
@@ -140,6 +141,18 @@ async function locationTarget(
   return { location, place: { locationId: location.locationId } };
 }
 
+/** D21: an unknown target LoadUnit is onTuNotExists, also when the request names it by pKey. */
+async function targetLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow> {
+  try {
+    return await findLoadUnitByPKey(tx, pKey);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw notFound(LoadUnitMessageKeys.onTuNotExists, `No target LoadUnit with pKey [${pKey}] exists`, [pKey]);
+    }
+    throw error;
+  }
+}
+
 /** Update a unit: move it whole or in part to a Location or into a LoadUnit; returns the unit at the target. */
 export async function moveUnit(
   tx: Tx,
@@ -163,7 +176,7 @@ export async function moveUnit(
   let target: Target;
   if (input.loadUnit) {
     const lu = input.loadUnit.pKey
-      ? await findLoadUnitByPKey(tx, input.loadUnit.pKey)
+      ? await targetLoadUnitByPKey(tx, input.loadUnit.pKey)
       : { transportUnitBK: input.loadUnit.transportUnitBK!, physicalPosition: input.loadUnit.physicalPosition! };
     target = await loadUnitTarget(tx, lu.transportUnitBK, lu.physicalPosition);
   } else {
@@ -181,9 +194,9 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
     tx,
     items.map((item) => item.product.sku),
   );
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     const product = products.get(item.product.sku)!;
-    checkKind(item.quantity, product);
+    checkKind(item.quantity, product, `[${index}].quantity`);
     const source = await requireLocation(tx, item.actualLocation);
     const target = await locationTarget(tx, item.targetLocation);
     const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));

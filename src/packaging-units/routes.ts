@@ -24,6 +24,7 @@ import {
   deleteOnLocationSchema,
   loadUnitAddressSchema,
   newPackagingUnitOnLocationSchema,
+  newPackagingUnitsSchema,
   packagingUnitKeySchema,
   packagingUnitSearchSchema,
   reportProblemSchema,
@@ -53,11 +54,15 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
       const { loadUnitType } = parseInput(createInLoadUnitQuerySchema, req.query, 'query');
-      const body = parseInput(createInLoadUnitBodySchema, req.body);
-      const items = Array.isArray(body) ? body : body.packagingUnits;
+      // Told apart before parsing, so every error names its field in the form the client sent.
+      const bare = Array.isArray(req.body);
+      const items = bare
+        ? parseInput(newPackagingUnitsSchema, req.body)
+        : parseInput(createInLoadUnitBodySchema, req.body).packagingUnits;
+      const path = (index: number): string => (bare ? `[${index}].` : `packagingUnits[${index}].`);
       const target = { transportUnitBK: address.transportUnitBK, luPos: address.luPos, loadUnitType };
       const ids = await withTransaction(pool, (tx) =>
-        createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits),
+        createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits, path),
       );
       await sendCreated(req, res, ids);
     },

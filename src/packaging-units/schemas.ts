@@ -63,10 +63,10 @@ export const newPackagingUnitOnLocationSchema = z
 
 export type NewPackagingUnitOnLocation = z.output<typeof newPackagingUnitOnLocationSchema>;
 
-const newPackagingUnits = z.array(newPackagingUnitSchema).min(1).max(10_000);
+/** A bare array of new units, accepted besides the spec's `{packagingUnits: [...]}`. */
+export const newPackagingUnitsSchema = z.array(newPackagingUnitSchema).min(1).max(10_000);
 
-/** The spec's `{packagingUnits: [...]}`; a bare array is accepted as well. */
-export const createInLoadUnitBodySchema = z.union([z.object({ packagingUnits: newPackagingUnits }), newPackagingUnits]);
+export const createInLoadUnitBodySchema = z.object({ packagingUnits: newPackagingUnitsSchema });
 
 export const loadUnitAddressSchema = z.object({
   transportUnitBK: key('Business key of the TransportUnit'),
