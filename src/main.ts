@@ -4,6 +4,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { createTokenVerifier } from './http/auth.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
 
@@ -23,7 +24,7 @@ async function resolveAuth(config: Config, logger: Logger): Promise<Config> {
     { secretFile: `${config.dataDir}/jwt-secret` },
     'no AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY configured: using a development secret (never do this in production)',
   );
-  logger.info(`development token (valid 12 h): export TOKEN=${token}`);
+  logger.warn(`development token (valid 12 h): export TOKEN=${token}`);
   return Object.freeze({ ...config, auth: Object.freeze({ ...config.auth, secret }) });
 }
 
@@ -114,6 +115,8 @@ async function main(): Promise<void> {
 
   try {
     config = await resolveAuth(config, logger);
+    // A key the service cannot verify with stops the start here, before any database is opened.
+    createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);
     await migrate(database.pool, logger);
     const app = createApp({ config, pool: database.pool, logger });

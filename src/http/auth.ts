@@ -27,7 +27,12 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 function algorithmForPublicKey(pem: string): jwt.Algorithm {
   const key = createPublicKey(pem);
   if (key.asymmetricKeyType === 'rsa') return 'RS256';
-  if (key.asymmetricKeyType === 'ec') return 'ES256';
+  if (key.asymmetricKeyType === 'ec') {
+    if (key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
+    throw new Error(
+      `AUTH_JWT_PUBLIC_KEY: EC keys must be on curve P-256 for ES256, not ${key.asymmetricKeyDetails?.namedCurve ?? 'unknown'}`,
+    );
+  }
   throw new Error(
     `AUTH_JWT_PUBLIC_KEY: unsupported key type ${key.asymmetricKeyType ?? 'unknown'}; use an RSA or EC P-256 key`,
   );

@@ -1,0 +1,201 @@
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.js';
+import { expectServerDeclined, HAL_JSON_UTF8 } from '../support/http.js';
+import { freshClaims, hs256ByHand, nowSeconds, rsaKeyPair, signClaims, unsignedToken } from '../support/jwt.js';
+import { bearer, signToken, TEST_SECRET } from '../support/tokens.js';
+
+const ctx = useTestApp();
+const PROTECTED = '/v1/products/index';
+
+/** D5: every refused token is a 401 naming the reason, never echoing the token. */
+async function expectInvalidToken(token: string, reason: RegExp, path = PROTECTED): Promise<void> {
+  const response = await request(ctx.app).get(path).set('Authorization', `Bearer ${token}`);
+  expectServerDeclined(response, {
+    status: 401,
+    error: 'Unauthorized',
+    exception: 'InvalidBearerTokenException',
+    message: reason,
+    path,
+  });
+  expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  expect(response.text).not.toContain(token);
+  for (const part of token.split('.').filter((segment) => segment.length > 8)) {
+    expect(response.text).not.toContain(part);
+  }
+}
+
+async function expectAccepted(token: string): Promise<void> {
+  const response = await request(ctx.app).get(PROTECTED).set('Authorization', `Bearer ${token}`);
+  expect(response.status).toBe(200);
+  expect(response.headers['content-type']).toBe(HAL_JSON_UTF8);
+}
+
+describe('a request without a token', () => {
+  it('is refused with 401 in the server-declined format and WWW-Authenticate: Bearer', async () => {
+    const response = await request(ctx.app).get(`${PROTECTED}?page=1`);
+    expectServerDeclined(response, {
+      status: 401,
+      error: 'Unauthorized',
+      exception: 'AuthenticationCredentialsNotFoundException',
+      message: /authentication is required/i,
+      path: PROTECTED,
+    });
+    expect(response.headers['www-authenticate']).toBe('Bearer');
+  });
+
+  it('is refused with 401 even when a valid token is passed as ?access_token= in the query string', async () => {
+    const response = await request(ctx.app).get(`${PROTECTED}?access_token=${signToken()}`);
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer');
+    expect(response.body).toMatchObject({ exception: 'AuthenticationCredentialsNotFoundException', path: PROTECTED });
+  });
+
+  it('is refused with 401 (not 404) on an unknown protected path', async () => {
+    const response = await request(ctx.app).get('/v1/no-such-resource/42');
+    expectServerDeclined(response, {
+      status: 401,
+      error: 'Unauthorized',
+      exception: 'AuthenticationCredentialsNotFoundException',
+      message: /authentication is required/i,
+      path: '/v1/no-such-resource/42',
+    });
+  });
+
+  it('is refused with 401 for a write to the public /index path, which is public only for GET', async () => {
+    const response = await request(ctx.app).post('/index');
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer');
+  });
+
+  it.each(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui'])(
+    'is served on the public path %s',
+    async (path) => {
+      const response = await request(ctx.app).get(path);
+      expect(response.status).toBe(200);
+      expect(response.headers['www-authenticate']).toBeUndefined();
+    },
+  );
+});
+
+describe('a refused token', () => {
+  it('is a 401 naming a malformed token', async () => {
+    await expectInvalidToken('not-a-jwt-at-all', /malformed/i);
+    await expectInvalidToken('aGVsbG8.d29ybGQ.c2lnbmF0dXJl', /malformed/i);
+  });
+
+  it('is a 401 naming an expired token once the clock tolerance has passed', async () => {
+    await expectInvalidToken(signClaims(freshClaims({ exp: nowSeconds() - 120 })), /expired/i);
+  });
+
+  it('is a 401 naming a token that is not valid yet (nbf beyond the 30 s tolerance)', async () => {
+    await expectInvalidToken(signClaims(freshClaims({ nbf: nowSeconds() + 120 })), /not valid yet/i);
+  });
+
+  it('is a 401 naming a bad signature when signed with another secret', async () => {
+    const token = signClaims(freshClaims(), 'another-secret-that-is-long-enough-42');
+    await expectInvalidToken(token, /signature/i);
+  });
+
+  it('is a 401 naming a bad signature when the payload was altered after signing', async () => {
+    const [header, , signature] = signToken().split('.');
+    const forged = Buffer.from(JSON.stringify(freshClaims({ sub: 'admin' }))).toString('base64url');
+    await expectInvalidToken(`${header}.${forged}.${signature}`, /signature/i);
+  });
+
+  it('is a 401 for an unsigned token (alg: none)', async () => {
+    await expectInvalidToken(unsignedToken(freshClaims()), /algorithm|signature/i);
+  });
+
+  it('is a 401 for an RS256 token when the service is configured with an HS256 secret', async () => {
+    const token = signClaims(freshClaims(), rsaKeyPair().privateKey, 'RS256');
+    await expectInvalidToken(token, /algorithm/i);
+  });
+
+  it('is a 401 for an HS384 token signed with the right secret (only the configured algorithm counts)', async () => {
+    await expectInvalidToken(signClaims(freshClaims(), TEST_SECRET, 'HS384'), /algorithm/i);
+  });
+
+  it('is a 401 naming the missing expiry when the token has no exp', async () => {
+    await expectInvalidToken(signClaims({ sub: 'test-user' }), /\bexp\b|expiry/i);
+    await expectInvalidToken(hs256ByHand({ sub: 'test-user' }, TEST_SECRET), /\bexp\b|expiry/i);
+  });
+
+  it('is a 401 when the Authorization header uses another scheme', async () => {
+    const response = await request(ctx.app)
+      .get(PROTECTED)
+      .set('Authorization', `Basic ${Buffer.from('user:pass').toString('base64')}`);
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
+    expect(response.body).toMatchObject({ status: 401, path: PROTECTED, message: expect.stringMatching(/bearer/i) });
+  });
+});
+
+describe('a valid token', () => {
+  it('is accepted when it expired less than the clock tolerance ago', async () => {
+    await expectAccepted(signClaims(freshClaims({ exp: nowSeconds() - 10 })));
+  });
+
+  it('is accepted when its nbf lies less than the clock tolerance in the future', async () => {
+    await expectAccepted(signClaims(freshClaims({ nbf: nowSeconds() + 10 })));
+  });
+
+  it('is accepted whatever the case of the Bearer scheme', async () => {
+    const response = await request(ctx.app).get(PROTECTED).set('Authorization', `bearer ${signToken()}`);
+    expect(response.status).toBe(200);
+  });
+
+  it('reaches routing: an unknown path is 404', async () => {
+    const response = await request(ctx.app).get('/v1/no-such-resource/42').set('Authorization', bearer());
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ exception: 'NoHandlerFoundException' });
+  });
+
+  it('reaches routing: a wrong method is 405', async () => {
+    const response = await request(ctx.app).post('/index').set('Authorization', bearer());
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE configured', () => {
+  const issuerCtx = useTestApp({ AUTH_JWT_ISSUER: 'https://idp.example/realm', AUTH_JWT_AUDIENCE: 'inventory' });
+  const good = { iss: 'https://idp.example/realm', aud: 'inventory' };
+
+  async function expectRefused(claims: Record<string, unknown>, reason: RegExp): Promise<void> {
+    const token = signClaims(freshClaims(claims));
+    const response = await request(issuerCtx.app).get(PROTECTED).set('Authorization', `Bearer ${token}`);
+    expectServerDeclined(response, {
+      status: 401,
+      error: 'Unauthorized',
+      exception: 'InvalidBearerTokenException',
+      message: reason,
+      path: PROTECTED,
+    });
+    expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(response.text).not.toContain(token);
+  }
+
+  it('accepts a token from that issuer for that audience', async () => {
+    const response = await request(issuerCtx.app)
+      .get(PROTECTED)
+      .set('Authorization', `Bearer ${signClaims(freshClaims(good))}`);
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a token from another issuer, naming the issuer', async () => {
+    await expectRefused({ ...good, iss: 'https://evil.example' }, /issuer/i);
+  });
+
+  it('refuses a token without an issuer, naming the issuer', async () => {
+    await expectRefused({ aud: 'inventory' }, /issuer/i);
+  });
+
+  it('refuses a token for another audience, naming the audience', async () => {
+    await expectRefused({ ...good, aud: 'billing' }, /audience/i);
+  });
+
+  it('refuses a token without an audience, naming the audience', async () => {
+    await expectRefused({ iss: good.iss }, /audience/i);
+  });
+});

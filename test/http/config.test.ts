@@ -1,0 +1,146 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { rsaKeyPair } from '../support/jwt.js';
+
+const SECRET = 'a-secret-that-is-long-enough';
+
+function configError(environment: Record<string, string>): ConfigError {
+  try {
+    loadConfig(environment);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(environment)}`);
+}
+
+describe('loadConfig defaults (D26)', () => {
+  it('reads an empty environment as development on port 8080 with embedded PostgreSQL under ./data', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      port: 8080,
+      databaseUrl: undefined,
+      dataDir: path.resolve('data'),
+      embeddedPostgresPort: 0,
+      logLevel: 'info',
+      bodyLimit: '64mb',
+      trustProxy: false,
+      mixedLoadUnits: false,
+    });
+    expect(config.auth).toStrictEqual({
+      secret: undefined,
+      publicKey: undefined,
+      issuer: undefined,
+      audience: undefined,
+    });
+  });
+
+  it('resolves a relative DATA_DIR to an absolute path', () => {
+    const config = loadConfig({ DATA_DIR: 'var/inventory' });
+    expect(path.isAbsolute(config.dataDir)).toBe(true);
+    expect(config.dataDir).toBe(path.join(process.cwd(), 'var', 'inventory'));
+  });
+
+  it('treats blank settings as unset', () => {
+    const config = loadConfig({ PORT: '', LOG_LEVEL: '  ', TRUST_PROXY: '', AUTH_JWT_SECRET: '' });
+    expect(config.port).toBe(8080);
+    expect(config.logLevel).toBe('info');
+    expect(config.trustProxy).toBe(false);
+    expect(config.auth.secret).toBeUndefined();
+  });
+
+  it('is frozen so nothing can change it after start', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.auth)).toBe(true);
+    expect(Object.isFrozen(config.db)).toBe(true);
+  });
+
+  it('reads every setting it is given', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      PORT: '9090',
+      DATABASE_URL: 'postgresql://inv:pw@db:5432/inventory',
+      AUTH_JWT_SECRET: SECRET,
+      AUTH_JWT_ISSUER: 'https://idp.example',
+      AUTH_JWT_AUDIENCE: 'inventory',
+      LOG_LEVEL: 'debug',
+      BODY_LIMIT: '256mb',
+      TRUST_PROXY: 'true',
+      INVENTORY_MIXED_LOADUNITS: 'true',
+    });
+    expect(config).toMatchObject({
+      env: 'production',
+      port: 9090,
+      databaseUrl: 'postgresql://inv:pw@db:5432/inventory',
+      auth: { secret: SECRET, issuer: 'https://idp.example', audience: 'inventory' },
+      logLevel: 'debug',
+      bodyLimit: '256mb',
+      trustProxy: true,
+      mixedLoadUnits: true,
+    });
+  });
+
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
+  ])('reads the boolean TRUST_PROXY=%s as %s', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(expected);
+    expect(loadConfig({ INVENTORY_MIXED_LOADUNITS: value }).mixedLoadUnits).toBe(expected);
+  });
+
+  it('restores the line breaks of a PEM public key that arrive escaped as \\n', () => {
+    const { publicKey } = rsaKeyPair();
+    const config = loadConfig({ AUTH_JWT_PUBLIC_KEY: publicKey.replace(/\n/g, '\\n') });
+    expect(config.auth.publicKey).toBe(publicKey);
+  });
+});
+
+describe('loadConfig refusals (D26)', () => {
+  it('names every bad setting in one ConfigError', () => {
+    const error = configError({ PORT: 'abc', LOG_LEVEL: 'loud', TRUST_PROXY: 'maybe', DATABASE_URL: 'mysql://x' });
+    for (const name of ['PORT', 'LOG_LEVEL', 'TRUST_PROXY', 'DATABASE_URL']) expect(error.message).toContain(name);
+    expect(error.name).toBe('ConfigError');
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', '80.5'],
+    ['NODE_ENV', 'staging'],
+    ['BODY_LIMIT', 'lots'],
+    ['INVENTORY_MIXED_LOADUNITS', 'perhaps'],
+    ['DB_POOL_MAX', '0'],
+    ['AUTH_JWT_SECRET', 'short'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.message).toContain(name);
+  });
+
+  it('never repeats a refused secret in the error', () => {
+    const error = configError({ AUTH_JWT_SECRET: 'tooShortPw1' });
+    expect(error.message).not.toContain('tooShortPw1');
+  });
+
+  it('refuses production without AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY', () => {
+    const error = configError({ NODE_ENV: 'production' });
+    expect(error.message).toMatch(/AUTH_JWT_SECRET/);
+    expect(error.message).toMatch(/production/);
+  });
+
+  it('accepts production with a public key only', () => {
+    const { publicKey } = rsaKeyPair();
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_PUBLIC_KEY: publicKey }).auth.publicKey).toBe(publicKey);
+  });
+
+  it('refuses both a secret and a public key', () => {
+    const error = configError({ AUTH_JWT_SECRET: SECRET, AUTH_JWT_PUBLIC_KEY: rsaKeyPair().publicKey });
+    expect(error.message).toContain('AUTH_JWT_PUBLIC_KEY');
+    expect(error.message).toMatch(/not both/);
+  });
+});
