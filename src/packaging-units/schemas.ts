@@ -1,3 +1,4 @@
+import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { detailsSchema, dimensionSchema } from '../products/schemas.js';
 import { positiveQuantitySchema, quantitySchema } from '../units/quantity-schema.js';
@@ -12,9 +13,6 @@ const key = (description: string) =>
     .openapi({ description });
 
 export const productReferenceSchema = z.object({ sku: key('SKU of the Product') }).openapi('ProductReference');
-
-/** D3: any ISO 8601 datetime with an offset; one without an offset is refused. */
-export const timestampSchema = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 datetime with an offset' });
 
 /** The spec names these fields twice (piecesPerLayer / piecesPerLoadUnitLayer); both are accepted. */
 const distributionSchema = z

@@ -1,0 +1,38 @@
+import { z } from '../openapi/zod.js';
+
+// ISO 8601 date and time with an offset: seconds and fraction optional, offset as Z, ±hh, ±hhmm or ±hh:mm.
+const ISO_WITH_OFFSET =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-](\d{2})(?::?(\d{2}))?)$/;
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** The instant as UTC ISO text with milliseconds, or undefined when the text is not such a datetime. */
+export function parseTimestamp(text: string): string | undefined {
+  const match = ISO_WITH_OFFSET.exec(text);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s = '0', fraction = '0', zone, offsetHours = '0', offsetMinutes = '0'] = match;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as number[];
+  if (month! < 1 || month! > 12 || day! < 1 || day! > daysIn(year!, month!)) return undefined;
+  if (hour! > 23 || minute! > 59 || second! > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59)
+    return undefined;
+  const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
+  const sign = zone?.startsWith('-') ? -1 : 1;
+  const offset = zone === 'Z' ? 0 : sign * (Number(offsetHours) * 60 + Number(offsetMinutes));
+  const instant = Date.UTC(year!, month! - 1, day!, hour!, minute!, second!, millis) - offset * 60_000;
+  return new Date(instant).toISOString();
+}
+
+/** D3: any ISO 8601 datetime with an offset; one without an offset is refused. Parsed to UTC ISO text. */
+export const timestampSchema = z
+  .string()
+  .transform((text, ctx) => {
+    const parsed = parseTimestamp(text);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 datetime with an offset' });
+      return z.NEVER;
+    }
+    return parsed;
+  })
+  .openapi({ type: 'string', format: 'date-time' });
