@@ -19,6 +19,7 @@ import { addLoadUnitRoutes } from './load-units/routes.js';
 import { addMasterDataRoutes } from './master-data/routes.js';
 import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
+import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
@@ -27,6 +28,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addLoadUnitRoutes,
   addMoveRoutes,
   addPackagingUnitRoutes,
+  addPackagingUnitKeyRoutes,
   addAllocationRoutes,
 ];
 

@@ -7,17 +7,16 @@ import { requireProductReferences } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
 import { packagingUnitErrors } from './messages.js';
+import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
   deleteUnits,
   insertSplit,
   lockUnitIdByPKey,
   lockUnitsOfProductInLoadUnit,
   lockUnitsOfProductOnLocation,
-  selectUnitsByIds,
   updateUnitQuantity,
   updateUnitState,
-  type PackagingUnitRow,
-} from './sql.js';
+} from './write-sql.js';
 import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
 const stateOf = (unit: PackagingUnitRow): { qty: string; reserved: string } => ({

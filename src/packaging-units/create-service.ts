@@ -9,7 +9,7 @@ import type { ProductReference } from '../products/sql.js';
 import { unitByCode } from '../units/units.js';
 import { packagingUnitErrors } from './messages.js';
 import type { NewPackagingUnit, NewPackagingUnitOnLocation } from './schemas.js';
-import { insertUnits, type PackagingUnitValues } from './sql.js';
+import { insertUnits, type PackagingUnitValues } from './write-sql.js';
 import { movement } from './stock.js';
 
 const jsonOrNull = (value: unknown): string | null =>

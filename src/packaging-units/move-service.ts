@@ -17,16 +17,15 @@ import type {
   MoveToLoadUnitInput,
   MoveUnitInput,
 } from './move-schemas.js';
+import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
   insertSplit,
   lockUnitIdByPKey,
   lockUnitsOfProductInLoadUnit,
   lockUnitsOfProductOnLocation,
-  selectUnitsByIds,
   updateUnitHolder,
   updateUnitQuantity,
-  type PackagingUnitRow,
-} from './sql.js';
+} from './write-sql.js';
 import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
 /** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */

@@ -2,22 +2,19 @@ import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href } from '../http/links.js';
-import { PACKAGING_UNIT_LIST, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
-import { sendJson, sendNoContent } from '../http/respond.js';
+import { PACKAGING_UNIT_LIST } from '../http/media-types.js';
+import { sendNoContent } from '../http/respond.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
-import { movementView } from '../ledger/view.js';
 import { z } from '../openapi/zod.js';
-import { deleteOnLocation, deleteUnitByPKey, releaseUnit, reportProblem } from './change-service.js';
+import { deleteOnLocation, reportProblem } from './change-service.js';
 import { createInLoadUnit, createOnLocations } from './create-service.js';
 import {
-  findMovements,
-  findUnitByPKey,
   findUnitsAtLoadUnitPosition,
   findUnitsInLoadUnit,
   findUnitsOnTransportUnit,
   searchUnits,
 } from './find-service.js';
-import { sendUnit, sendUnitList } from './render.js';
+import { sendUnitList } from './render.js';
 import {
   createInLoadUnitBodySchema,
   createInLoadUnitQuerySchema,
@@ -237,79 +234,6 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       summary: 'Remove a quantity (or all) of a Product from a Location',
       request: { body: { content: { 'application/json': { schema: deleteOnLocationSchema } } } },
       responses: { 204: { description: 'Removed' }, 409: { description: 'owms.wms.inv.pu.reserved' } },
-    },
-  });
-
-  routes.add({
-    method: 'GET',
-    path: '/v1/packaging-units/:pKey',
-    produces: SINGLE_RESOURCE,
-    handler: async (req, res) => {
-      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await sendUnit(pool, req, res, await findUnitByPKey(pool, pKey));
-    },
-    doc: {
-      operationId: 'packaging-units-findbypkey',
-      tags,
-      summary: 'One PackagingUnit',
-      request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'HAL' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
-    },
-  });
-
-  routes.add({
-    method: 'DELETE',
-    path: '/v1/packaging-units/:pKey',
-    handler: async (req, res) => {
-      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await withTransaction(pool, (tx) => deleteUnitByPKey(tx, pKey, actorOf(req)));
-      sendNoContent(res);
-    },
-    doc: {
-      operationId: 'packaging-units-deletebypkey',
-      tags,
-      summary: 'Delete one PackagingUnit',
-      request: { params: packagingUnitKeySchema },
-      responses: {
-        204: { description: 'Deleted' },
-        404: { description: 'owms.wms.inv.pu.pKeyNotExists' },
-        409: { description: 'owms.wms.inv.pu.reserved' },
-      },
-    },
-  });
-
-  routes.add({
-    method: 'POST',
-    path: '/v1/packaging-units/:pKey/release',
-    produces: SINGLE_RESOURCE,
-    handler: async (req, res) => {
-      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      const unit = await withTransaction(pool, (tx) => releaseUnit(tx, pKey, actorOf(req)));
-      await sendUnit(pool, req, res, unit);
-    },
-    doc: {
-      operationId: 'packaging-units-releasepu',
-      tags,
-      summary: 'Make a LOCKED unit AVAILABLE again',
-      request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'The unit' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
-    },
-  });
-
-  routes.add({
-    method: 'GET',
-    path: '/v1/packaging-units/:pKey/movements',
-    produces: PLAIN_LIST,
-    handler: async (req, res) => {
-      const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      sendJson(res, 200, (await findMovements(pool, pKey)).map(movementView));
-    },
-    doc: {
-      operationId: 'packaging-units-movements',
-      tags,
-      summary: "A unit's stock movements, newest first",
-      request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'Ledger rows' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
     },
   });
 };

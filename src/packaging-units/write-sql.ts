@@ -1,0 +1,187 @@
+import type { Tx } from '../db/tx.js';
+
+export interface PackagingUnitValues {
+  productId: number;
+  qtyMagnitude: string;
+  qtyCode: string;
+  loadUnitId: number | null;
+  locationId: number | null;
+  parentId: number | null;
+  state: string;
+  dimension: string | null;
+  weightMagnitude: string | null;
+  weightCode: string | null;
+  distribution: string | null;
+  physicalPosition: string | null;
+  serialNumber: string | null;
+  expiresAt: string | null;
+  labels: string | null;
+  details: string | null;
+  messageNo: string | null;
+  messageText: string | null;
+}
+
+const column = <K extends keyof PackagingUnitValues>(
+  rows: readonly PackagingUnitValues[],
+  key: K,
+): PackagingUnitValues[K][] => rows.map((row) => row[key]);
+
+/** Inserts the units in one statement; ids come back in the order of `units`. */
+export async function insertUnits(
+  tx: Tx,
+  units: readonly PackagingUnitValues[],
+): Promise<{ id: number; pKey: string }[]> {
+  const result = await tx.query<{ id: number; pKey: string; ordinal: number }>(
+    `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
+                                 dimension, weight_magnitude, weight_code, distribution, physical_position,
+                                 serial_number, expires_at, labels, details, message_no, message_text)
+     SELECT product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state, dimension,
+            weight_magnitude, weight_code, distribution, physical_position, serial_number, expires_at,
+            CASE WHEN labels IS NOT NULL THEN ARRAY(SELECT json_array_elements_text(labels)) END, details,
+            message_no, message_text
+       FROM unnest($1::bigint[], $2::numeric[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[],
+                   $8::json[], $9::numeric[], $10::text[], $11::json[], $12::text[], $13::text[], $14::timestamptz[],
+                   $15::json[], $16::json[], $17::text[], $18::text[]) WITH ORDINALITY
+         AS v(product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state, dimension,
+              weight_magnitude, weight_code, distribution, physical_position, serial_number, expires_at, labels,
+              details, message_no, message_text, ordinal)
+      ORDER BY ordinal
+     RETURNING id, p_key AS "pKey"`,
+    [
+      column(units, 'productId'),
+      column(units, 'qtyMagnitude'),
+      column(units, 'qtyCode'),
+      column(units, 'loadUnitId'),
+      column(units, 'locationId'),
+      column(units, 'parentId'),
+      column(units, 'state'),
+      column(units, 'dimension'),
+      column(units, 'weightMagnitude'),
+      column(units, 'weightCode'),
+      column(units, 'distribution'),
+      column(units, 'physicalPosition'),
+      column(units, 'serialNumber'),
+      column(units, 'expiresAt'),
+      column(units, 'labels'),
+      column(units, 'details'),
+      column(units, 'messageNo'),
+      column(units, 'messageText'),
+    ],
+  );
+  // Identity values are drawn in insertion order, which ORDER BY ordinal fixes.
+  return result.rows.sort((a, b) => a.id - b.id);
+}
+
+/** Locks units in id order (the fixed order every writer uses, so writers cannot deadlock each other). */
+export async function lockUnitsByIds(tx: Tx, ids: readonly number[]): Promise<void> {
+  await tx.query('SELECT id FROM packaging_unit WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids]);
+}
+
+export async function lockUnitIdByPKey(tx: Tx, pKey: string): Promise<number | undefined> {
+  const result = await tx.query<{ id: number }>('SELECT id FROM packaging_unit WHERE p_key = $1::uuid FOR UPDATE', [
+    pKey,
+  ]);
+  return result.rows[0]?.id;
+}
+
+/** Locks the product's units in a LoadUnit (only those in `state` when given), oldest first. */
+export async function lockUnitsOfProductInLoadUnit(
+  tx: Tx,
+  loadUnitId: number,
+  productId: number,
+  state?: string,
+): Promise<number[]> {
+  const result = await tx.query<{ id: number }>(
+    `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND ($3::text IS NULL OR state = $3)
+      ORDER BY id FOR UPDATE`,
+    [loadUnitId, productId, state ?? null],
+  );
+  return result.rows.map((row) => row.id);
+}
+
+export async function lockUnitsOfProductOnLocation(tx: Tx, locationId: number, productId: number): Promise<number[]> {
+  const result = await tx.query<{ id: number }>(
+    'SELECT id FROM packaging_unit WHERE location_id = $1 AND product_id = $2 ORDER BY id FOR UPDATE',
+    [locationId, productId],
+  );
+  return result.rows.map((row) => row.id);
+}
+
+export async function updateUnitQuantity(tx: Tx, id: number, magnitude: string, code: string): Promise<void> {
+  await tx.query(
+    `UPDATE packaging_unit SET qty_magnitude = $2::numeric, qty_code = $3, ol = ol + 1, last_modified_dt = now()
+      WHERE id = $1`,
+    [id, magnitude, code],
+  );
+}
+
+export async function updateUnitState(
+  tx: Tx,
+  id: number,
+  state: string,
+  message: { messageNo: string | null; messageText: string | null },
+): Promise<void> {
+  await tx.query(
+    `UPDATE packaging_unit SET state = $2, message_no = $3, message_text = $4, ol = ol + 1, last_modified_dt = now()
+      WHERE id = $1`,
+    [id, state, message.messageNo, message.messageText],
+  );
+}
+
+export async function deleteUnits(tx: Tx, ids: readonly number[]): Promise<void> {
+  await tx.query('DELETE FROM packaging_unit WHERE id = ANY($1::bigint[])', [ids]);
+}
+
+/**
+ * Splits `qty` off a unit into a new unit that records it as parent and copies its other fields; the holder,
+ * state and message may differ. The caller reduces the source in the same transaction.
+ */
+export async function insertSplit(
+  tx: Tx,
+  sourceId: number,
+  qty: { magnitude: string; code: string },
+  changes: {
+    loadUnitId?: number | null;
+    locationId?: number | null;
+    state?: string;
+    message?: { messageNo: string | null; messageText: string | null };
+  },
+): Promise<{ id: number; pKey: string }> {
+  const moves = changes.loadUnitId !== undefined || changes.locationId !== undefined;
+  const result = await tx.query<{ id: number; pKey: string }>(
+    `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
+                                 dimension, weight_magnitude, weight_code, distribution, physical_position,
+                                 serial_number, expires_at, labels, details, message_no, message_text)
+     SELECT product_id, $2::numeric, $3, CASE WHEN $4 THEN $5::bigint ELSE load_unit_id END,
+            CASE WHEN $4 THEN $6::bigint ELSE location_id END, id, COALESCE($7, state), dimension, weight_magnitude,
+            weight_code, distribution, physical_position, serial_number, expires_at, labels, details,
+            CASE WHEN $8 THEN $9 ELSE message_no END, CASE WHEN $8 THEN $10 ELSE message_text END
+       FROM packaging_unit WHERE id = $1
+     RETURNING id, p_key AS "pKey"`,
+    [
+      sourceId,
+      qty.magnitude,
+      qty.code,
+      moves,
+      changes.loadUnitId ?? null,
+      changes.locationId ?? null,
+      changes.state ?? null,
+      changes.message !== undefined,
+      changes.message?.messageNo ?? null,
+      changes.message?.messageText ?? null,
+    ],
+  );
+  return result.rows[0]!;
+}
+
+export async function updateUnitHolder(
+  tx: Tx,
+  ids: readonly number[],
+  holder: { loadUnitId: number | null; locationId: number | null },
+): Promise<void> {
+  await tx.query(
+    `UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
+      WHERE id = ANY($1::bigint[])`,
+    [ids, holder.loadUnitId, holder.locationId],
+  );
+}
