@@ -15,9 +15,10 @@ import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
 import {
   addReservations,
-  lockNextCandidates,
+  lockCandidates,
   lockReservation,
   releaseReservationRows,
+  selectCandidateIds,
   type CandidateRow,
 } from './sql.js';
 
@@ -69,11 +70,12 @@ export async function allocate(
   let remaining = wanted;
   const takes: { unit: CandidateRow; amount: Dec }[] = [];
   const seen: number[] = [];
+  if (product.availabilityState !== 'AVAILABLE') remaining = new Dec(0);
   for (let batch = FIRST_BATCH; remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
-    const candidates = await lockNextCandidates(tx, product.id, groupIds, seen, batch);
-    if (candidates.length === 0) break;
-    for (const unit of candidates) {
-      seen.push(unit.id);
+    const ids = await selectCandidateIds(tx, product.id, groupIds, seen, batch);
+    if (ids.length === 0) break;
+    seen.push(...ids);
+    for (const unit of await lockCandidates(tx, ids, groupIds)) {
       if (remaining.lte(0)) break;
       const free = new Dec(unit.qtyBase).minus(unit.reservedBase);
       const amount = Dec.min(free, remaining);

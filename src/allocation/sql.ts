@@ -1,5 +1,6 @@
-import type { Tx } from '../db/tx.js';
+import type { Queryable, Tx } from '../db/tx.js';
 
+/** A unit allocation may take from, with what the result names it by. */
 export interface CandidateRow {
   id: number;
   pKey: string;
@@ -13,35 +14,59 @@ export interface CandidateRow {
   erpCode: string | null;
 }
 
-/**
- * Locks the next allocation candidates (D23) in FEFO-then-FIFO order, the one order every allocation uses,
- * so allocations queue behind each other instead of deadlocking. A row another transaction changed meanwhile
- * is checked again after the wait, so a unit that became fully reserved drops out.
- */
-export async function lockNextCandidates(
-  tx: Tx,
+const ALLOCATABLE = `pu.load_unit_id IS NOT NULL AND pu.state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base`;
+
+/** The next candidates (D23) in FEFO-then-FIFO order, read without locks: locking follows, in id order. */
+export async function selectCandidateIds(
+  db: Queryable,
   productId: number,
   groupIds: readonly number[] | null,
   seen: readonly number[],
   limit: number,
+): Promise<number[]> {
+  const result = await db.query<{ id: number }>(
+    `SELECT pu.id
+       FROM packaging_unit pu
+       JOIN load_unit lu ON lu.id = pu.load_unit_id
+       JOIN transport_unit tu ON tu.id = lu.transport_unit_id
+       LEFT JOIN location loc ON loc.id = tu.actual_location_id
+      WHERE pu.product_id = $1 AND ${ALLOCATABLE} AND NOT lu.locked
+        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
+        AND pu.id <> ALL($3::bigint[])
+      ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
+      LIMIT $4`,
+    [productId, groupIds, seen, limit],
+  );
+  return result.rows.map((row) => row.id);
+}
+
+/**
+ * Locks the units in id order, the order every writer uses, and keeps those still allocatable. The statement
+ * reads one table only, so after waiting for a lock PostgreSQL re-checks the unit's newest version (a unit
+ * another request moved or reserved meanwhile is judged as it is now). The LoadUnit, TransportUnit and
+ * Location are then read as they are now, without locks: an allocation that read them before a concurrent
+ * change is simply ordered before it.
+ */
+export async function lockCandidates(
+  tx: Tx,
+  ids: readonly number[],
+  groupIds: readonly number[] | null,
 ): Promise<CandidateRow[]> {
+  await tx.query(`SELECT pu.id FROM packaging_unit pu WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id FOR UPDATE`, [
+    ids,
+  ]);
   const result = await tx.query<CandidateRow>(
     `SELECT pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
             pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", lu.id AS "loadUnitId",
             lu.physical_position AS "loadUnitPosition", tu.bk AS "transportUnitBK", loc.erp_code AS "erpCode"
        FROM packaging_unit pu
-       JOIN product p ON p.id = pu.product_id
        JOIN load_unit lu ON lu.id = pu.load_unit_id
        JOIN transport_unit tu ON tu.id = lu.transport_unit_id
        LEFT JOIN location loc ON loc.id = tu.actual_location_id
-      WHERE pu.product_id = $1 AND pu.state = 'AVAILABLE' AND p.availability_state = 'AVAILABLE' AND NOT lu.locked
-        AND pu.qty_base > pu.reserved_base
+      WHERE pu.id = ANY($1::bigint[]) AND ${ALLOCATABLE} AND NOT lu.locked
         AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
-        AND pu.id <> ALL($3::bigint[])
-      ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
-      LIMIT $4
-      FOR UPDATE OF pu FOR SHARE OF lu, p`,
-    [productId, groupIds, seen, limit],
+      ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id`,
+    [ids, groupIds],
   );
   return result.rows;
 }

@@ -17,7 +17,7 @@ import type {
   MoveToLoadUnitInput,
   MoveUnitInput,
 } from './move-schemas.js';
-import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
+import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
   insertSplit,
   lockUnitIdByPKey,
@@ -161,17 +161,17 @@ export async function moveUnit(
   mixedAllowed: boolean,
 ): Promise<number> {
   const key = asUuid(pKey);
-  const id = key ? await lockUnitIdByPKey(tx, key) : undefined;
-  const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
-  if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
-  if (input.pKey && input.pKey.toLowerCase() !== unit.pKey) {
+  const seen = key ? await selectUnitByPKey(tx, key) : undefined;
+  if (!key || !seen) throw packagingUnitErrors.notFoundByPKey(pKey);
+  if (input.pKey && input.pKey.toLowerCase() !== seen.pKey) {
     throw validationError([{ path: 'pKey', message: 'must match the pKey in the path' }]);
   }
-  if (input.product && input.product.sku !== unit.sku) {
-    throw validationError([{ path: 'product.sku', message: `must be the unit's product '${unit.sku}'` }]);
+  if (input.product && input.product.sku !== seen.sku) {
+    throw validationError([{ path: 'product.sku', message: `must be the unit's product '${seen.sku}'` }]);
   }
-  const product = (await requireProductReferences(tx, [unit.sku])).get(unit.sku)!;
+  const product = (await requireProductReferences(tx, [seen.sku])).get(seen.sku)!;
   checkKind(input.quantity, product);
+  // The target LoadUnit is locked before the unit: LoadUnits first, then units, as in every other move.
   let target: Target;
   if (input.loadUnit) {
     const lu = input.loadUnit.pKey
@@ -181,6 +181,9 @@ export async function moveUnit(
   } else {
     target = await locationTarget(tx, input.actualLocation ?? {});
   }
+  const id = await lockUnitIdByPKey(tx, key);
+  const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
+  if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
   const locations = await findLocationsByIds(tx, unit.locationId === null ? [] : [unit.locationId]);
   const from = placeOf(unit, new Map([...locations].map(([locationId, row]) => [locationId, row.locationId])));
   const arrived = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
