@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { registerTypeParsers } from './db/type-parsers.js';
+import { createIdempotency } from './idempotency/middleware.js';
 import { authenticate, createTokenVerifier } from './http/auth.js';
 import { errorHandler } from './http/error-handler.js';
 import { addIndexRoutes } from './http/index-routes.js';
@@ -38,6 +39,9 @@ export interface AppDependencies {
   readonly logger: Logger;
 }
 
+// A retry that meets its original still running waits this long for it before answering 409.
+const IDEMPOTENT_RETRY_WAIT_MS = 30_000;
+
 const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui']);
 
 /** D5: only these reads are open without a token. */
@@ -56,7 +60,12 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
   app.set('etag', false);
 
   const registry = new OpenAPIRegistry();
-  const routes = new Routes(config.bodyLimit, registry);
+  const idempotency = createIdempotency({
+    pool,
+    ttlSeconds: config.idempotencyTtlSeconds,
+    waitMs: IDEMPOTENT_RETRY_WAIT_MS,
+  });
+  const routes = new Routes(config.bodyLimit, registry, idempotency);
   const metrics = createMetrics(pool);
   let apiDocument: object | undefined;
 

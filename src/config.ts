@@ -39,6 +39,12 @@ const environmentSchema = z
     TRUST_PROXY: booleanFlag.default(false),
     INVENTORY_MIXED_LOADUNITS: booleanFlag.default(false),
     SHUTDOWN_TIMEOUT_MS: positiveMillis.default(10_000),
+    IDEMPOTENCY_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(86_400),
   })
   .superRefine((env, ctx) => {
     if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
@@ -85,6 +91,8 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly mixedLoadUnits: boolean;
   readonly shutdownTimeoutMs: number;
+  /** How long a stored idempotent response is replayed. */
+  readonly idempotencyTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -136,5 +144,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY,
     mixedLoadUnits: env.INVENTORY_MIXED_LOADUNITS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
   });
 }

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createTokenVerifier } from './http/auth.js';
+import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
 
@@ -92,6 +93,18 @@ function watchSupervisingNpm(onOrphaned: () => void): void {
   timer.unref();
 }
 
+const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
+
+/** Expired idempotency records are deleted in the background; a lookup ignores them meanwhile. */
+function sweepExpiredIdempotencyRecords(database: Database, logger: Logger): void {
+  const timer = setInterval(() => {
+    deleteExpiredRecords(database.pool).catch((error: unknown) =>
+      logger.warn({ err: error }, 'deleting expired idempotency records failed'),
+    );
+  }, IDEMPOTENCY_SWEEP_MS);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -127,6 +140,7 @@ async function main(): Promise<void> {
     server.keepAliveTimeout = 5_000;
     await listen(server, config);
     installShutdown(server, database, config, logger);
+    sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {
     fail(error);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 
 declare const transactionBrand: unique symbol;
@@ -14,6 +15,18 @@ export interface TransactionOptions {
   /** Attempts in total, including the first. */
   readonly maxAttempts?: number;
 }
+
+/**
+ * Work that must commit or roll back with a request's writing transaction (an idempotency claim). A request
+ * runs its handler inside `transactionParticipants.run(...)`; every writing transaction it opens calls
+ * `onBegin` first and `onCommit` once committed.
+ */
+export interface TransactionParticipant {
+  onBegin(tx: Tx): Promise<void>;
+  onCommit(): void;
+}
+
+export const transactionParticipants = new AsyncLocalStorage<TransactionParticipant>();
 
 const SERIALIZATION_FAILURE = '40001';
 const DEADLOCK_DETECTED = '40P01';
@@ -49,10 +62,13 @@ export async function withTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let broken = false;
+    const participant = options.readOnly ? undefined : transactionParticipants.getStore();
     try {
       await client.query(begin);
+      await participant?.onBegin(client as Tx);
       const result = await fn(client as Tx);
       await client.query('COMMIT');
+      participant?.onCommit();
       return result;
     } catch (error) {
       try {

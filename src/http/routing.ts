@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
+import type { Idempotency } from '../idempotency/middleware.js';
 import { parseJson } from '../json.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
@@ -88,6 +89,7 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: string): Req
           req.body = undefined;
         } else {
           try {
+            req.rawBody = req.body;
             req.body = parseJson(req.body);
           } catch (parseError) {
             return next(unreadableBody(`malformed JSON (${(parseError as Error).message})`));
@@ -120,14 +122,18 @@ export class Routes {
   constructor(
     private readonly bodyLimit: string,
     private readonly registry?: OpenAPIRegistry,
+    private readonly idempotency?: Idempotency,
   ) {}
 
   add(definition: RouteDefinition): this {
-    const handlers: RequestHandler[] = [
+    const writes = definition.method !== 'GET';
+    const handlers: (RequestHandler | ErrorRequestHandler)[] = [
       negotiate(definition.produces),
       ...readBody(definition.consumes, this.bodyLimit),
+      ...(writes && this.idempotency ? [this.idempotency.before] : []),
       // Express 5 forwards a rejected promise to the error handler.
       (req: Request, res: Response) => definition.handler(req, res),
+      ...(writes && this.idempotency ? [this.idempotency.afterError] : []),
     ];
     const method = definition.method.toLowerCase() as Lowercase<Method>;
     this.router[method](definition.path, ...handlers);
