@@ -65,7 +65,7 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
     ttlSeconds: config.idempotencyTtlSeconds,
     waitMs: IDEMPOTENT_RETRY_WAIT_MS,
   });
-  const routes = new Routes(config.bodyLimit, registry, idempotency);
+  const routes = new Routes(config.bodyLimit, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
   const metrics = createMetrics(pool);
   let apiDocument: object | undefined;
 

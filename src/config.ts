@@ -15,6 +15,12 @@ const byteSize = z
   .string()
   .regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, { message: "must be a size such as '64mb' or '1048576'" });
 
+/** `inventory.read inventory.audit` or `inventory.read,inventory.audit`. */
+const scopeList = z
+  .string()
+  .optional()
+  .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean));
+
 const environmentSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -34,6 +40,8 @@ const environmentSchema = z
     AUTH_JWT_PUBLIC_KEY: z.string().min(1).optional(),
     AUTH_JWT_ISSUER: z.string().min(1).optional(),
     AUTH_JWT_AUDIENCE: z.string().min(1).optional(),
+    AUTH_REQUIRED_SCOPES_READ: scopeList,
+    AUTH_REQUIRED_SCOPES_WRITE: scopeList,
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     BODY_LIMIT: byteSize.default('64mb'),
     TRUST_PROXY: booleanFlag.default(false),
@@ -70,6 +78,7 @@ export interface AuthConfig {
   readonly publicKey?: string;
   readonly issuer?: string;
   readonly audience?: string;
+  readonly requiredScopes?: { readonly read: readonly string[]; readonly write: readonly string[] };
 }
 
 export interface Config {
@@ -138,6 +147,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       publicKey: env.AUTH_JWT_PUBLIC_KEY ? unescapePem(env.AUTH_JWT_PUBLIC_KEY) : undefined,
       issuer: env.AUTH_JWT_ISSUER,
       audience: env.AUTH_JWT_AUDIENCE,
+      requiredScopes: Object.freeze({ read: env.AUTH_REQUIRED_SCOPES_READ, write: env.AUTH_REQUIRED_SCOPES_WRITE }),
     }),
     logLevel: env.LOG_LEVEL,
     bodyLimit: env.BODY_LIMIT,

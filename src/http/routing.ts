@@ -3,6 +3,7 @@ import express, { type ErrorRequestHandler, type Request, type RequestHandler, t
 import { match } from 'path-to-regexp';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { parseJson } from '../json.js';
+import { requireScopes, type RequiredScopes } from './auth.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
 
@@ -119,15 +120,23 @@ export class Routes {
   readonly router = express.Router({ caseSensitive: true });
   private readonly matchers: { method: Method; matches: (path: string) => boolean }[] = [];
 
+  private readonly registry: OpenAPIRegistry | undefined;
+  private readonly idempotency: Idempotency | undefined;
+  private readonly requiredScopes: RequiredScopes;
+
   constructor(
     private readonly bodyLimit: string,
-    private readonly registry?: OpenAPIRegistry,
-    private readonly idempotency?: Idempotency,
-  ) {}
+    options: { registry?: OpenAPIRegistry; idempotency?: Idempotency; requiredScopes?: RequiredScopes } = {},
+  ) {
+    this.registry = options.registry;
+    this.idempotency = options.idempotency;
+    this.requiredScopes = options.requiredScopes ?? { read: [], write: [] };
+  }
 
   add(definition: RouteDefinition): this {
     const writes = definition.method !== 'GET';
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
+      requireScopes(writes ? this.requiredScopes.write : this.requiredScopes.read),
       negotiate(definition.produces),
       ...readBody(definition.consumes, this.bodyLimit),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),

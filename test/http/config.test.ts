@@ -28,12 +28,14 @@ describe('loadConfig defaults (D26)', () => {
       bodyLimit: '64mb',
       trustProxy: false,
       mixedLoadUnits: false,
+      idempotencyTtlSeconds: 86_400,
     });
     expect(config.auth).toStrictEqual({
       secret: undefined,
       publicKey: undefined,
       issuer: undefined,
       audience: undefined,
+      requiredScopes: { read: [], write: [] },
     });
   });
 
