@@ -47,6 +47,9 @@ const environmentSchema = z
     TRUST_PROXY: booleanFlag.default(false),
     INVENTORY_MIXED_LOADUNITS: booleanFlag.default(false),
     SHUTDOWN_TIMEOUT_MS: positiveMillis.default(10_000),
+    HTTP_HEADERS_TIMEOUT_MS: positiveMillis.default(20_000),
+    HTTP_REQUEST_TIMEOUT_MS: positiveMillis.default(300_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
     IDEMPOTENCY_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -100,6 +103,12 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly mixedLoadUnits: boolean;
   readonly shutdownTimeoutMs: number;
+  /** Slow or stalled clients cannot hold sockets: headers, whole requests and idle keep-alives are bounded. */
+  readonly http: {
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+  };
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
 }
@@ -154,6 +163,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY,
     mixedLoadUnits: env.INVENTORY_MIXED_LOADUNITS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    http: Object.freeze({
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    }),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
   });
 }

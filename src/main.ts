@@ -133,11 +133,17 @@ async function main(): Promise<void> {
     database = await openDatabase(config, logger);
     await migrate(database.pool, logger);
     const app = createApp({ config, pool: database.pool, logger });
-    const server = createServer(app);
-    // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes.
-    server.headersTimeout = 20_000;
-    server.requestTimeout = 300_000;
-    server.keepAliveTimeout = 5_000;
+    // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
+    const server = createServer(
+      {
+        headersTimeout: config.http.headersTimeoutMs,
+        requestTimeout: config.http.requestTimeoutMs,
+        keepAliveTimeout: config.http.keepAliveTimeoutMs,
+        // How often Node checks those timeouts; its default (30 s) would let short timeouts run long.
+        connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
+      },
+      app,
+    );
     await listen(server, config);
     installShutdown(server, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
