@@ -29,6 +29,20 @@ function checkKinds(
   });
 }
 
+/** The Products the new units are of (404 for an unknown SKU), their kinds checked against the quantities. */
+async function productsOf(
+  tx: Tx,
+  items: readonly NewPackagingUnit[],
+  path: (index: number) => string,
+): Promise<Map<string, ProductReference>> {
+  const products = await requireProductReferences(
+    tx,
+    items.map((item) => item.product.sku),
+  );
+  checkKinds(items, products, path);
+  return products;
+}
+
 function unitValues(
   item: NewPackagingUnit,
   productId: number,
@@ -104,11 +118,7 @@ export async function createInLoadUnit(
   mixedAllowed: boolean,
   path: (index: number) => string,
 ): Promise<number[]> {
-  const products = await requireProductReferences(
-    tx,
-    items.map((item) => item.product.sku),
-  );
-  checkKinds(items, products, path);
+  const products = await productsOf(tx, items, path);
   const loadUnit = await obtainLoadUnit(tx, {
     transportUnitBK: target.transportUnitBK,
     position: target.luPos,
@@ -134,11 +144,7 @@ export async function createOnLocations(
   actor: Actor,
   path: (index: number) => string,
 ): Promise<number[]> {
-  const products = await requireProductReferences(
-    tx,
-    items.map((item) => item.product.sku),
-  );
-  checkKinds(items, products, path);
+  const products = await productsOf(tx, items, path);
   // Each distinct Location is looked up once, however many units go onto it.
   const locations = new Map<string, LocationRow>();
   for (const { actualLocation } of items) {
