@@ -9,6 +9,13 @@ interface PgLikeError {
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
+/** The connection is gone or unusable: a ROLLBACK would fail or hang, the client must be discarded. */
+export function isBrokenConnection(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const failure = error as PgLikeError;
+  return isConnectionFailure(failure) || failure.message === 'Query read timeout';
+}
+
 function isConnectionFailure(error: PgLikeError): boolean {
   const code = error.code ?? '';
   if (CONNECTION_ERRORS.has(code)) return true;
@@ -31,7 +38,7 @@ function isConnectionFailure(error: PgLikeError): boolean {
 export function databaseProblem(error: unknown): ApiError | ServerError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as PgLikeError;
-  if (isConnectionFailure(failure)) return databaseUnavailable();
+  if (isConnectionFailure(failure) || failure.message === 'Query read timeout') return databaseUnavailable();
   // Class 22, data exceptions: a value PostgreSQL cannot store (a NUL character, an out-of-range number).
   if (failure.code?.startsWith('22')) {
     return validationError([

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { isBrokenConnection } from './pg-errors.js';
 
 declare const transactionBrand: unique symbol;
 
@@ -71,10 +72,14 @@ export async function withTransaction<T>(
       participant?.onCommit();
       return result;
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
+      if (isBrokenConnection(error)) {
         broken = true;
+      } else {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
       }
       if (attempt < maxAttempts && isRetryable(error)) {
         await backoff(attempt);

@@ -6,6 +6,7 @@ import { withTransaction } from '../db/tx.js';
 import { stringifyJson } from '../json.js';
 
 const BATCH_SIZE = 500;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Streams a query's rows as one JSON array, batch by batch from a cursor, waiting for the client to drain
@@ -22,7 +23,8 @@ export async function streamJsonArray<Row>(
     pool,
     async (tx) => {
       await tx.query('SET LOCAL statement_timeout = 0');
-      const cursor = tx.query(query(Cursor));
+      // A long transfer is not a hung database: the pool's client-side query timeout does not apply to it.
+      const cursor = tx.query(Object.assign(query(Cursor), { query_timeout: MAX_TIMER_MS }));
       try {
         let first = true;
         let clientGone = false;

@@ -1,0 +1,144 @@
+import http from 'node:http';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { freePort } from '../support/ports.js';
+import { stopServices } from '../support/service-cluster.js';
+import {
+  ensureBuilt,
+  processesUsing,
+  startService,
+  waitForExit,
+  waitUntilUp,
+  type ServiceProcess,
+} from '../support/service-process.js';
+import { pc } from '../support/stock-api.js';
+import { bearer, TEST_SECRET } from '../support/tokens.js';
+import { connectionAttempt, eventually, removeTempDir, tempDir } from './harness.js';
+
+/**
+ * Issue 7 item 3: SIGTERM while 50 connections are busy. Each connection carries a bulk create of a few thousand
+ * Products sent with `Expect: 100-continue`: the service answers `100 Continue` only once it has accepted the
+ * connection and read the request head, and the request cannot finish before the test sends its body. So all 50 are
+ * certainly in flight when the signal arrives, with no timing guesswork; their bodies go out after the signal.
+ */
+const CONNECTIONS = 50;
+const PRODUCTS_PER_REQUEST = 2000;
+
+let dataDir: string | undefined;
+let service: ServiceProcess | undefined;
+
+beforeAll(async () => {
+  dataDir = await tempDir('inventory-shutdown-');
+  await ensureBuilt();
+  const environment = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    AUTH_JWT_SECRET: TEST_SECRET,
+    DATA_DIR: dataDir,
+    // One connection per busy request, so none waits for the pool; a deadline far beyond the work, so the proof
+    // is that the requests finish, not that the deadline cuts them.
+    DB_POOL_MAX: String(CONNECTIONS),
+    SHUTDOWN_TIMEOUT_MS: '60000',
+  };
+  service = startService(environment, await freePort());
+  await waitUntilUp(service, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  if (service) await stopServices([service]);
+  await removeTempDir(dataDir);
+}, 60_000);
+
+interface HeldRequest {
+  /** Resolves when the service answered `100 Continue`: it has accepted the connection and read the head. */
+  readonly accepted: Promise<void>;
+  sendBody(): void;
+  readonly outcome: Promise<{ status?: number; error?: string; body: string }>;
+}
+
+function heldBulkCreate(port: number, index: number): HeldRequest {
+  const products = Array.from({ length: PRODUCTS_PER_REQUEST }, (_, i) => ({
+    sku: `SHUTDOWN-${index}-${i}`,
+    baseUnit: pc(1),
+  }));
+  const payload = Buffer.from(JSON.stringify(products));
+  const request = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/v1/products',
+    agent: false,
+    headers: {
+      Authorization: bearer(),
+      'Content-Type': 'application/json',
+      'Content-Length': payload.length,
+      Expect: '100-continue',
+    },
+  });
+  const accepted = new Promise<void>((resolve) => request.once('continue', () => resolve()));
+  const outcome = new Promise<{ status?: number; error?: string; body: string }>((resolve) => {
+    request.on('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode, body }));
+      response.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body: '' }));
+  });
+  request.flushHeaders();
+  return { accepted, sendBody: () => request.end(payload), outcome };
+}
+
+const logged = (message: string): boolean => service!.logEntries().some((entry) => entry.msg === message);
+
+/** Opens the stopped service's data folder with its own embedded PostgreSQL and counts what was committed. */
+async function committedProducts(): Promise<number> {
+  const database = await startEmbeddedPostgres({ dataDir: dataDir!, port: 0, logger: pino({ level: 'silent' }) });
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM product WHERE sku LIKE 'SHUTDOWN-%'",
+      );
+      return rows[0]!.n;
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+describe('SIGTERM while 50 connections are busy', () => {
+  it('finishes every request in flight, refuses new connections, exits 0 and leaves no postgres behind', async () => {
+    const { port } = service!;
+    const held = Array.from({ length: CONNECTIONS }, (_, i) => heldBulkCreate(port, i));
+    await Promise.all(held.map((request) => request.accepted));
+    expect(await processesUsing(dataDir!)).not.toEqual([]);
+
+    service!.child.kill('SIGTERM');
+    await eventually(
+      'the shutdown to begin',
+      () => logged('shutting down: no new connections, finishing in-flight requests'),
+      10_000,
+    );
+    expect(await connectionAttempt(port)).toBe('ECONNREFUSED');
+
+    for (const request of held) request.sendBody();
+    // Still refused while the accepted requests are being worked on.
+    expect(await connectionAttempt(port)).toBe('ECONNREFUSED');
+    const outcomes = await Promise.all(held.map((request) => request.outcome));
+
+    expect(outcomes).toEqual(Array(CONNECTIONS).fill({ status: 201, body: '' }));
+    expect(await waitForExit(service!, 60_000)).toEqual({ code: 0, signal: null });
+    expect(logged('stopped')).toBe(true);
+    expect(logged('shutdown deadline reached: closing the remaining connections')).toBe(false);
+    expect(await processesUsing(dataDir!)).toEqual([]);
+    // What the 201s promised was committed: the data folder holds every Product.
+    expect(await committedProducts()).toBe(CONNECTIONS * PRODUCTS_PER_REQUEST);
+  }, 90_000);
+});
