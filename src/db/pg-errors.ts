@@ -48,6 +48,10 @@ export function databaseProblem(error: unknown): ApiError | ServerError | undefi
       },
     ]);
   }
+  // 54000 program_limit_exceeded: a value too large for an index (a key of thousands of characters).
+  if (failure.code === '54000') {
+    return validationError([{ path: 'body', message: 'holds a value too large to be stored as a key' }]);
+  }
   switch (failure.code) {
     case '55P03': // lock_not_available: lock_timeout expired
     case '57014': // query_canceled: statement_timeout expired

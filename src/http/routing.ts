@@ -58,14 +58,11 @@ interface BodyParserError {
   message: string;
 }
 
+/** Whatever goes wrong while reading a body (bad encoding, broken compression, an aborted upload) is the client's. */
 function translateBodyError(error: unknown, limit: string): unknown {
   const failure = error as BodyParserError;
   if (failure?.type === 'entity.too.large') return payloadTooLarge(limit);
-  if (failure?.type === 'encoding.unsupported' || failure?.type === 'charset.unsupported') {
-    return unreadableBody(failure.message);
-  }
-  if (typeof failure?.type === 'string') return unreadableBody(failure.message);
-  return error;
+  return unreadableBody(failure?.message ?? 'the body could not be read');
 }
 
 function readBody(consumes: readonly BodyKind[] | undefined, limit: string): RequestHandler[] {

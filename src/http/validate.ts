@@ -27,17 +27,39 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+const MAX_NESTING = 64;
+
 /**
- * Paths of strings holding a NUL character, which PostgreSQL text cannot store. Free `details` objects are
- * exempt: they are stored as JSON text, where NUL is an escape like any other.
+ * Problems no schema reports: strings holding a NUL character, which PostgreSQL text cannot store, and values
+ * nested deeper than any request needs (which would also exhaust recursion further on). Free `details` objects
+ * keep their NUL characters: they are stored as JSON text, where NUL is an escape like any other. Walked with an
+ * explicit stack, so no input can overflow the call stack here.
  */
-function nulCharacterPaths(value: unknown, path: PropertyKey[] = []): PropertyKey[][] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((item, index) => nulCharacterPaths(item, [...path, index]));
-  if (!isJsonObject(value)) return [];
-  return Object.entries(value).flatMap(([key, item]) =>
-    key === 'details' ? [] : nulCharacterPaths(item, [...path, key]),
-  );
+function structuralProblems(input: unknown): { path: PropertyKey[]; message: string }[] {
+  const problems: { path: PropertyKey[]; message: string }[] = [];
+  const pending: { value: unknown; path: PropertyKey[]; inDetails: boolean }[] = [
+    { value: input, path: [], inDetails: false },
+  ];
+  while (pending.length > 0) {
+    const { value, path, inDetails } = pending.pop()!;
+    if (typeof value === 'string') {
+      if (!inDetails && value.includes('\u0000')) problems.push({ path, message: 'must not contain a NUL character' });
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (path.length >= MAX_NESTING) {
+      problems.push({ path, message: `must not be nested deeper than ${MAX_NESTING} levels` });
+      continue;
+    }
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push({ value: item, path: [...path, index], inDetails }));
+    } else if (isJsonObject(value)) {
+      for (const [key, item] of Object.entries(value)) {
+        pending.push({ value: item, path: [...path, key], inDetails: inDetails || key === 'details' });
+      }
+    }
+  }
+  return problems.reverse();
 }
 
 /**
@@ -45,11 +67,16 @@ function nulCharacterPaths(value: unknown, path: PropertyKey[] = []): PropertyKe
  * with `root` naming where a problem without a path lies (the body, a parameter).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root = 'body'): z.output<S> {
-  const nulPaths = nulCharacterPaths(input);
+  const structural = structuralProblems(input);
+  if (structural.some((problem) => problem.path.length >= MAX_NESTING)) {
+    throw validationError(
+      structural.map((problem) => ({ path: formatIssuePath(problem.path) || root, message: problem.message })),
+    );
+  }
   const result = schema.safeParse(input, { reportInput: true });
-  if (result.success && nulPaths.length === 0) return result.data;
+  if (result.success && structural.length === 0) return result.data;
   throw validationError([
-    ...nulPaths.map((path) => ({ path: formatIssuePath(path) || root, message: 'must not contain a NUL character' })),
+    ...structural.map((problem) => ({ path: formatIssuePath(problem.path) || root, message: problem.message })),
     ...(result.error?.issues ?? []).map((issue) => ({
       path: formatIssuePath(issue.path) || root,
       message: describeIssue(issue),

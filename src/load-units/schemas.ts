@@ -8,6 +8,7 @@ const PARTS_PROBLEM = `must be an integer from 1 to ${MAX_PARTS}`;
 const nonBlank = (description: string) =>
   z
     .string()
+    .max(255)
     .refine((value) => value.trim() !== '', { message: 'must not be blank' })
     .openapi({ description });
 

@@ -7,6 +7,7 @@ const INT32_MAX = 2_147_483_647;
 const key = (description: string) =>
   z
     .string()
+    .max(255)
     .refine((value) => value.trim() !== '', { message: 'must not be blank' })
     .openapi({ description });
 
@@ -53,8 +54,8 @@ export const locationGroupQuerySchema = z.object({ name: key('Name of the Locati
 /** A Location named in a request: by `erpCode` or `locationId` (D15). */
 export const locationReferenceSchema = z
   .object({
-    erpCode: z.string().nullish(),
-    locationId: z.string().nullish(),
+    erpCode: z.string().max(255).nullish(),
+    locationId: z.string().max(255).nullish(),
   })
   .openapi('LocationReference');
 
@@ -64,8 +65,8 @@ export const locationReferenceSchema = z
  */
 export const transportUnitCreateSchema = z
   .object({
-    transportUnitBK: z.string().nullish().openapi({ description: 'Business key, required' }),
-    transportUnitType: z.string().nullish().openapi({ description: 'Type, required' }),
+    transportUnitBK: z.string().max(255).nullish().openapi({ description: 'Business key, required' }),
+    transportUnitType: z.string().max(255).nullish().openapi({ description: 'Type, required' }),
     actualLocation: locationReferenceSchema.nullish().openapi({ description: 'Required: erpCode or locationId' }),
   })
   .openapi('TransportUnitCreate');

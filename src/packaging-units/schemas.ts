@@ -52,7 +52,7 @@ export const newPackagingUnitSchema = z
 export type NewPackagingUnit = z.output<typeof newPackagingUnitSchema>;
 
 export const locationReferenceSchema = z
-  .object({ locationId: z.string().min(1).nullish(), erpCode: z.string().min(1).nullish() })
+  .object({ locationId: z.string().min(1).max(255).nullish(), erpCode: z.string().min(1).max(255).nullish() })
   .refine((ref) => Boolean(ref.locationId) !== Boolean(ref.erpCode), { error: 'give locationId or erpCode' });
 
 export const newPackagingUnitOnLocationSchema = z

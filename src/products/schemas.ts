@@ -1,4 +1,5 @@
 import { z } from '../openapi/zod.js';
+import { Quantity } from '../units/quantity.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 
 const MAX_KEY_LENGTH = 255;
@@ -80,8 +81,10 @@ type ProductFields = z.infer<z.ZodObject<typeof productFields>>;
 
 /** D2: every unit of a Product measures the same kind of thing as its base unit. */
 function unitsOfTheBaseKind(product: ProductFields, ctx: z.RefinementCtx): void {
+  // Runs even when some quantity failed to parse (its own issue is reported already): compare only real ones.
+  if (!(product.baseUnit instanceof Quantity)) return;
   product.units?.forEach((unit, index) => {
-    if (!unit.quantity.isSameKind(product.baseUnit)) {
+    if (unit?.quantity instanceof Quantity && !unit.quantity.isSameKind(product.baseUnit)) {
       ctx.addIssue({
         code: 'custom',
         path: ['units', index, 'quantity'],
