@@ -24,8 +24,9 @@ export async function selectCandidateIds(
   seen: readonly number[],
   limit: number,
 ): Promise<number[]> {
-  const result = await db.query<{ id: number }>(
-    `SELECT pu.id
+  const result = await db.query<{ id: number }>({
+    name: 'allocation-candidates',
+    text: `SELECT pu.id
        FROM packaging_unit pu
        JOIN load_unit lu ON lu.id = pu.load_unit_id
        JOIN transport_unit tu ON tu.id = lu.transport_unit_id
@@ -35,8 +36,8 @@ export async function selectCandidateIds(
         AND pu.id <> ALL($3::bigint[])
       ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
       LIMIT $4`,
-    [productId, groupIds, seen, limit],
-  );
+    values: [productId, groupIds, seen, limit],
+  });
   return result.rows.map((row) => row.id);
 }
 
@@ -52,11 +53,14 @@ export async function lockCandidates(
   ids: readonly number[],
   groupIds: readonly number[] | null,
 ): Promise<CandidateRow[]> {
-  await tx.query(`SELECT pu.id FROM packaging_unit pu WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id FOR UPDATE`, [
-    ids,
-  ]);
-  const result = await tx.query<CandidateRow>(
-    `SELECT pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
+  await tx.query({
+    name: 'allocation-lock',
+    text: 'SELECT pu.id FROM packaging_unit pu WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id FOR UPDATE',
+    values: [ids],
+  });
+  const result = await tx.query<CandidateRow>({
+    name: 'allocation-read-locked',
+    text: `SELECT pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
             pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", lu.id AS "loadUnitId",
             lu.physical_position AS "loadUnitPosition", tu.bk AS "transportUnitBK", loc.erp_code AS "erpCode"
        FROM packaging_unit pu
@@ -66,8 +70,8 @@ export async function lockCandidates(
       WHERE pu.id = ANY($1::bigint[]) AND ${ALLOCATABLE} AND NOT lu.locked
         AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
       ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id`,
-    [ids, groupIds],
-  );
+    values: [ids, groupIds],
+  });
   return result.rows;
 }
 

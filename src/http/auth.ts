@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, createSecretKey } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import jwt from 'jsonwebtoken';
 import type { AuthConfig } from '../config.js';
@@ -67,9 +67,10 @@ function scopesOf(payload: jwt.JwtPayload): string[] {
 
 /** Verifies with exactly one configured algorithm, so `alg: none` and algorithm confusion are refused. */
 export function createTokenVerifier(auth: AuthConfig): TokenVerifier {
-  const key = auth.publicKey ?? auth.secret;
-  if (!key) throw new Error('No token key configured');
+  if (!auth.publicKey && !auth.secret) throw new Error('No token key configured');
   const algorithm = auth.publicKey ? algorithmForPublicKey(auth.publicKey) : 'HS256';
+  // A key object built once: given a string, jsonwebtoken tries to parse it as a PEM key on every request.
+  const key = auth.publicKey ? createPublicKey(auth.publicKey) : createSecretKey(Buffer.from(auth.secret!, 'utf8'));
   const options: jwt.VerifyOptions & { complete: false } = {
     algorithms: [algorithm],
     clockTolerance: CLOCK_TOLERANCE_SECONDS,

@@ -37,25 +37,40 @@ const MAX_NESTING = 64;
  */
 function structuralProblems(input: unknown): { path: PropertyKey[]; message: string }[] {
   const problems: { path: PropertyKey[]; message: string }[] = [];
-  const pending: { value: unknown; path: PropertyKey[]; inDetails: boolean }[] = [
-    { value: input, path: [], inDetails: false },
+  // Paths are linked to their parent and only spelled out for a problem: bulk bodies have millions of values.
+  type Step = { key: PropertyKey; parent: Step | undefined; depth: number };
+  const pathOf = (step: Step | undefined): PropertyKey[] => {
+    const path: PropertyKey[] = [];
+    for (let at = step; at; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const pending: { value: unknown; step: Step | undefined; inDetails: boolean }[] = [
+    { value: input, step: undefined, inDetails: false },
   ];
   while (pending.length > 0) {
-    const { value, path, inDetails } = pending.pop()!;
+    const { value, step, inDetails } = pending.pop()!;
     if (typeof value === 'string') {
-      if (!inDetails && value.includes('\u0000')) problems.push({ path, message: 'must not contain a NUL character' });
+      if (!inDetails && value.includes('\u0000'))
+        problems.push({ path: pathOf(step), message: 'must not contain a NUL character' });
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
-    if (path.length >= MAX_NESTING) {
-      problems.push({ path, message: `must not be nested deeper than ${MAX_NESTING} levels` });
+    const depth = step?.depth ?? 0;
+    if (depth >= MAX_NESTING) {
+      problems.push({ path: pathOf(step), message: `must not be nested deeper than ${MAX_NESTING} levels` });
       continue;
     }
     if (Array.isArray(value)) {
-      value.forEach((item, index) => pending.push({ value: item, path: [...path, index], inDetails }));
+      for (let index = 0; index < value.length; index++) {
+        pending.push({ value: value[index], step: { key: index, parent: step, depth: depth + 1 }, inDetails });
+      }
     } else if (isJsonObject(value)) {
-      for (const [key, item] of Object.entries(value)) {
-        pending.push({ value: item, path: [...path, key], inDetails: inDetails || key === 'details' });
+      for (const key of Object.keys(value)) {
+        pending.push({
+          value: value[key],
+          step: { key, parent: step, depth: depth + 1 },
+          inDetails: inDetails || key === 'details',
+        });
       }
     }
   }

@@ -49,13 +49,14 @@ const column = <K extends keyof MovementEntry>(
 /** Appends the rows of one transaction's stock changes in one statement (D24). */
 export async function appendMovements(tx: Tx, entries: readonly MovementEntry[], actor: Actor): Promise<void> {
   if (entries.length === 0) return;
-  await tx.query(
-    `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
+  await tx.query({
+    name: 'append-movements',
+    text: `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
                                  reserved_before, reserved_after, from_ref, to_ref, reservation_id, actor, request_id)
      SELECT v.*, $12::text, $13::text
        FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::numeric[], $7::numeric[],
                    $8::numeric[], $9::json[], $10::json[], $11::uuid[]) AS v`,
-    [
+    values: [
       column(entries, 'packagingUnitPKey'),
       column(entries, 'productId'),
       column(entries, 'kind'),
@@ -70,7 +71,7 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
       actor.subject,
       actor.requestId,
     ],
-  );
+  });
 }
 
 /** A unit's history, newest first. */

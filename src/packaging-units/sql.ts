@@ -73,14 +73,20 @@ const orderBy = (sort: Sort): string =>
   `ORDER BY ${SORT_COLUMNS[sort.property]} ${sort.direction} NULLS LAST, pu.id ${sort.direction}`;
 
 export async function selectUnitByPKey(db: Queryable, pKey: string): Promise<PackagingUnitRow | undefined> {
-  const result = await db.query<PackagingUnitRow>(`${SELECT_UNITS} WHERE pu.p_key = $1::uuid`, [pKey]);
+  const result = await db.query<PackagingUnitRow>({
+    name: 'unit-by-pkey',
+    text: `${SELECT_UNITS} WHERE pu.p_key = $1::uuid`,
+    values: [pKey],
+  });
   return result.rows[0];
 }
 
 export async function selectUnitsByIds(db: Queryable, ids: readonly number[]): Promise<PackagingUnitRow[]> {
-  const result = await db.query<PackagingUnitRow>(`${SELECT_UNITS} WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id`, [
-    ids,
-  ]);
+  const result = await db.query<PackagingUnitRow>({
+    name: 'units-by-ids',
+    text: `${SELECT_UNITS} WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id`,
+    values: [ids],
+  });
   return result.rows;
 }
 

@@ -16,7 +16,6 @@ import {
   lockProductByPKey,
   selectProductByPKey,
   selectProductBySku,
-  selectProductKeys,
   selectProductReferenceByPKey,
   selectProductReferences,
   updateProductRow,
@@ -112,10 +111,10 @@ export async function createProducts(
   const skus = products.map((product) => product.sku);
   const repeated = new Set(duplicates(skus));
   // A repeated SKU is inserted once; every SKU not inserted already existed. Both kinds are named in one 409.
-  const inserted = new Set((await insertProducts(tx, products.map(productValues))).map((row) => row.sku));
+  const inserted = new Map((await insertProducts(tx, products.map(productValues))).map((row) => [row.sku, row.pKey]));
   const conflicting = [...new Set(skus.filter((sku) => repeated.has(sku) || !inserted.has(sku)))];
   if (conflicting.length > 0) throw productErrors.alreadyExists(conflicting);
-  const created = await selectProductKeys(tx, skus);
+  const created = skus.map((sku) => ({ sku, pKey: inserted.get(sku)! }));
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
   return created;

@@ -90,8 +90,11 @@ const PRODUCT_COLUMNS = `
 const column = <T, K extends keyof T>(rows: readonly T[], key: K): T[K][] => rows.map((row) => row[key]);
 
 /** Inserts every product in one statement; SKUs that already exist are skipped and so missing from the result. */
-export async function insertProducts(tx: Tx, products: readonly ProductValues[]): Promise<{ sku: string }[]> {
-  const result = await tx.query<{ sku: string }>(
+export async function insertProducts(
+  tx: Tx,
+  products: readonly ProductValues[],
+): Promise<{ sku: string; pKey: string }[]> {
+  const result = await tx.query<{ sku: string; pKey: string }>(
     `INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description, availability_state,
                           classification, product_group, stock_zone, overbooking_allowed, dimension, details)
      SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
@@ -101,7 +104,7 @@ export async function insertProducts(tx: Tx, products: readonly ProductValues[])
          AS v(sku, label, account_id, magnitude, unit_code, description, availability_state, classification,
               product_group, stock_zone, overbooking_allowed, dimension, details)
      ON CONFLICT (sku) DO NOTHING
-     RETURNING sku`,
+     RETURNING sku, p_key AS "pKey"`,
     [
       column(products, 'sku'),
       column(products, 'label'),
@@ -158,33 +161,26 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
 }
 
-/** pKeys of the products, in the order of `skus`. */
-export async function selectProductKeys(
-  db: Queryable,
-  skus: readonly string[],
-): Promise<{ pKey: string; sku: string }[]> {
-  const result = await db.query<{ pKey: string; sku: string }>(
-    `SELECT p.p_key AS "pKey", p.sku FROM unnest($1::text[]) WITH ORDINALITY AS v(sku, ordinal)
-       JOIN product p ON p.sku = v.sku ORDER BY v.ordinal`,
-    [skus],
-  );
-  return result.rows;
-}
-
 export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {
   const result = await db.query<{ sku: string }>('SELECT sku FROM product WHERE sku = ANY($1::text[])', [skus]);
   return new Set(result.rows.map((row) => row.sku));
 }
 
 export async function selectProductBySku(db: Queryable, sku: string): Promise<ProductRow | undefined> {
-  const result = await db.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = $1`, [sku]);
+  const result = await db.query<ProductRow>({
+    name: 'product-by-sku',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = $1`,
+    values: [sku],
+  });
   return result.rows[0];
 }
 
 export async function selectProductByPKey(db: Queryable, pKey: string): Promise<ProductRow | undefined> {
-  const result = await db.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.p_key = $1::uuid`, [
-    pKey,
-  ]);
+  const result = await db.query<ProductRow>({
+    name: 'product-by-pkey',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.p_key = $1::uuid`,
+    values: [pKey],
+  });
   return result.rows[0];
 }
 
@@ -266,11 +262,12 @@ export interface ProductReference {
 }
 
 export async function selectProductReferences(db: Queryable, skus: readonly string[]): Promise<ProductReference[]> {
-  const result = await db.query<ProductReference>(
-    `SELECT id, p_key AS "pKey", sku, base_unit_code AS "baseUnitCode", availability_state AS "availabilityState"
+  const result = await db.query<ProductReference>({
+    name: 'product-references',
+    text: `SELECT id, p_key AS "pKey", sku, base_unit_code AS "baseUnitCode", availability_state AS "availabilityState"
        FROM product WHERE sku = ANY($1::text[])`,
-    [skus],
-  );
+    values: [skus],
+  });
   return result.rows;
 }
 
