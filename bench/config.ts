@@ -1,0 +1,165 @@
+/** Scenario sizes and run settings, read once from the environment. The defaults are the issue's sizes. */
+export interface BenchConfig {
+  /** Server to use instead of the embedded PostgreSQL (the runner creates and drops its own databases there). */
+  readonly databaseUrl: string | undefined;
+  /** Products seeded for scenario 1 and streamed at the first size of scenario 5. */
+  readonly products: number;
+  /** PackagingUnits seeded for scenario 2 (in LoadUnits of ten, one Product per LoadUnit). */
+  readonly units: number;
+  /** Products in the one bulk request of scenario 3. */
+  readonly bulkProducts: number;
+  /** Measured bulk requests (and raw inserts) in scenario 3; the median counts. */
+  readonly bulkRuns: number;
+  /** Allocatable PackagingUnits of scenario 4. */
+  readonly allocationUnits: number;
+  /** Products in the database for the second stream of scenario 5. */
+  readonly streamProducts: number;
+  /** Seconds per measured load run (scenarios 1, 2, 4). */
+  readonly duration: number;
+  /** Seconds of the mixed workload (scenario 6). */
+  readonly mixedDuration: number;
+  /** Seconds of unmeasured load before each measured run (JIT, pool connections, caches). */
+  readonly warmup: number;
+  readonly connections: number;
+  /** Concurrent clients of scenario 4 and of pgbench. */
+  readonly allocationClients: number;
+  readonly pgbenchScale: number;
+  /** Scenario numbers to run; the others are skipped (and reported as such). */
+  readonly scenarios: readonly number[];
+  /** Start the service and the ceiling app with --cpu-prof; profiles land in bench/results/profiles/. */
+  readonly cpuProfile: boolean;
+  /** Another build of the service to measure (an experiment with a change to src/); default dist/main.js. */
+  readonly serviceMain: string | undefined;
+  /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
+  readonly serviceEnv: Record<string, string>;
+  /** Whether every size is the issue's: only such a run rewrites BENCHMARKS.md and bench/results.json. */
+  readonly full: boolean;
+}
+
+export const DEFAULTS = {
+  products: 100_000,
+  units: 1_000_000,
+  bulkProducts: 100_000,
+  bulkRuns: 3,
+  allocationUnits: 10_000,
+  streamProducts: 1_000_000,
+  duration: 10,
+  mixedDuration: 30,
+  warmup: 2,
+  connections: 50,
+  allocationClients: 32,
+  pgbenchScale: 32,
+} as const;
+
+/** The environment variable of each setting and what it changes, for the messages and BENCHMARKS.md. */
+export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: string }> = {
+  products: { name: 'BENCH_PRODUCTS', meaning: 'products seeded for scenario 1 (and the first size of scenario 5)' },
+  units: { name: 'BENCH_UNITS', meaning: 'PackagingUnits seeded for scenario 2 (10 per LoadUnit)' },
+  bulkProducts: { name: 'BENCH_BULK_PRODUCTS', meaning: 'products in the one bulk request of scenario 3' },
+  bulkRuns: {
+    name: 'BENCH_BULK_RUNS',
+    meaning: 'measured bulk requests (and raw inserts) in scenario 3; the median counts',
+  },
+  allocationUnits: { name: 'BENCH_ALLOCATION_UNITS', meaning: 'allocatable units of scenario 4 (100 per product)' },
+  streamProducts: {
+    name: 'BENCH_STREAM_PRODUCTS',
+    meaning: 'products in the table for the second stream of scenario 5',
+  },
+  duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
+  mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenario 6)' },
+  warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
+  connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6)' },
+  allocationClients: { name: 'BENCH_ALLOCATION_CLIENTS', meaning: 'concurrent clients of scenario 4 and of pgbench' },
+  pgbenchScale: { name: 'BENCH_PGBENCH_SCALE', meaning: 'pgbench -i scale factor (one branch row per client at 32)' },
+};
+
+/** Settings that are not sizes. */
+export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning: string }[] = [
+  {
+    name: 'BENCH_DATABASE_URL',
+    fallback: 'unset',
+    meaning: 'a PostgreSQL server to use (fresh databases are created and dropped); unset: an embedded PostgreSQL 17',
+  },
+  {
+    name: 'BENCH_SERVICE_MAIN',
+    fallback: 'dist/main.js',
+    meaning: 'another build of the service to measure, for trying a change before it lands in src/',
+  },
+  {
+    name: 'BENCH_SERVICE_ENV',
+    fallback: 'unset',
+    meaning: 'extra settings for the service, e.g. `DB_POOL_MAX=32,LOG_LEVEL=warn`, for trying one',
+  },
+  { name: 'BENCH_SCENARIOS', fallback: '1,2,3,4,5,6', meaning: 'which scenarios to run, e.g. `1,2`' },
+  {
+    name: 'BENCH_CPU_PROF',
+    fallback: 'unset',
+    meaning:
+      '`1`: start the service and the ceiling app with `--cpu-prof` (bench/results/profiles/; summarise with `npx tsx bench/cpu-profile.ts <dir>`)',
+  },
+];
+
+function positiveInteger(name: string, fallback: number, minimum = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw.replaceAll('_', ''));
+  if (!Number.isInteger(value) || value < minimum) {
+    throw new Error(`${name} must be a whole number of at least ${minimum}, not '${raw}'`);
+  }
+  return value;
+}
+
+function keyValues(raw: string | undefined): Record<string, string> {
+  const pairs = (raw ?? '').split(',').filter((pair) => pair.trim() !== '');
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`BENCH_SERVICE_ENV must be NAME=value pairs separated by commas, not '${raw}'`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
+}
+
+function scenarioList(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [1, 2, 3, 4, 5, 6];
+  const list = raw.split(',').map((item) => Number(item.trim()));
+  if (list.some((item) => !Number.isInteger(item) || item < 1 || item > 6)) {
+    throw new Error(`BENCH_SCENARIOS must list scenario numbers 1-6, e.g. '1,2', not '${raw}'`);
+  }
+  return [...new Set(list)].sort();
+}
+
+export function loadBenchConfig(): BenchConfig {
+  const sizes = Object.fromEntries(
+    (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).map((key) => [
+      key,
+      positiveInteger(VARIABLES[key].name, DEFAULTS[key], key === 'warmup' ? 0 : 1),
+    ]),
+  ) as Record<keyof typeof DEFAULTS, number>;
+  // Scenario 5 streams at the seeded size first, then tops the table up; it cannot shrink it.
+  const streamProducts = Math.max(sizes.streamProducts, sizes.products);
+  const scenarios = scenarioList(process.env.BENCH_SCENARIOS);
+  const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error('BENCH_DATABASE_URL must be a postgres:// URL');
+  }
+  const serviceMain = process.env.BENCH_SERVICE_MAIN?.trim() || undefined;
+  const serviceEnv = keyValues(process.env.BENCH_SERVICE_ENV);
+  const cpuProfile = process.env.BENCH_CPU_PROF === '1' || process.env.BENCH_CPU_PROF === 'true';
+  const full =
+    scenarios.length === 6 &&
+    !cpuProfile &&
+    !serviceMain &&
+    Object.keys(serviceEnv).length === 0 &&
+    (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).every((key) => sizes[key] === DEFAULTS[key]);
+  return {
+    ...sizes,
+    streamProducts,
+    databaseUrl,
+    scenarios,
+    cpuProfile,
+    serviceMain,
+    serviceEnv,
+    full,
+  };
+}

@@ -1,0 +1,123 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { pino, type Logger } from 'pino';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+import { onCleanup } from './processes.js';
+
+export interface BenchDatabase {
+  readonly kind: 'server' | 'embedded';
+  /** The migrated database every scenario runs on. */
+  readonly url: string;
+  readonly name: string;
+  readonly serverVersion: string;
+  /** For seeding and checks; never used while a scenario is timed except where the scenario is the pool. */
+  readonly pool: pg.Pool;
+  /** A further empty database on the same server (dropped at the end); answers its URL. */
+  createDatabase(name: string): Promise<string>;
+}
+
+export function quietLogger(): Logger {
+  return pino({ level: 'warn', base: { component: 'bench' } }, pino.destination(2));
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function onAdmin<T>(adminUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Stops the embedded server without waiting forever: its stop() hangs when postgres has already gone. */
+function killPostmaster(clusterDir: string, signal: NodeJS.Signals): number | undefined {
+  try {
+    const pid = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    process.kill(pid, signal);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+async function startEmbedded(logger: Logger): Promise<string> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bench-pg-'));
+  const clusterDir = path.join(dataDir, 'postgres');
+  let stopped = false;
+  onCleanup(
+    'embedded PostgreSQL',
+    async () => {
+      const pid = killPostmaster(clusterDir, 'SIGINT');
+      for (let waited = 0; pid !== undefined && waited < 20_000; waited += 100) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      if (pid !== undefined) killPostmaster(clusterDir, 'SIGKILL');
+      stopped = true;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+    () => {
+      if (stopped) return;
+      // Immediate shutdown: the runner is exiting and cannot wait for a fast one.
+      killPostmaster(clusterDir, 'SIGQUIT');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  );
+  console.error(`starting an embedded PostgreSQL in ${dataDir}…`);
+  const embedded = await startEmbeddedPostgres({ dataDir, port: 0, logger });
+  return embedded.url;
+}
+
+/**
+ * BENCH_DATABASE_URL's server, or an embedded PostgreSQL in a temporary directory. Either way the run gets
+ * fresh databases of its own, dropped (or deleted with the embedded server) at the end.
+ */
+export async function openBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
+  const logger = quietLogger();
+  const adminUrl = serverUrl ?? (await startEmbedded(logger));
+  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+  const created: string[] = [];
+  const createDatabase = async (name: string): Promise<string> => {
+    await onAdmin(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+    created.push(name);
+    return withDatabase(adminUrl, name);
+  };
+  if (serverUrl) {
+    onCleanup('bench databases', () =>
+      onAdmin(adminUrl, async (client) => {
+        for (const name of created) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      }),
+    );
+  }
+  const name = `inventory_bench_${stamp}`;
+  const url = await createDatabase(name);
+  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'inventory-bench' });
+  pool.on('error', () => undefined);
+  onCleanup('bench pool', () => pool.end());
+  await migrate(pool, logger);
+  const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
+  return {
+    kind: serverUrl ? 'server' : 'embedded',
+    url,
+    name,
+    serverVersion: rows[0]?.server_version ?? 'unknown',
+    pool,
+    createDatabase: (suffix: string) => createDatabase(`${name}_${suffix}`),
+  };
+}

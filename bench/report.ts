@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchConfig } from './config.js';
+import type { MachineInfo } from './machine.js';
+import { latency, num, renderMarkdown, throughput } from './report-markdown.js';
+import type { Measurement, ScenarioResult } from './results.js';
+import { PROJECT_ROOT, RESULTS_DIR } from './service.js';
+
+export interface RunReport {
+  readonly startedAt: string;
+  readonly totalSeconds: number;
+  readonly full: boolean;
+  /** The settings, without the server URL (it may hold a password). */
+  readonly config: Omit<BenchConfig, 'databaseUrl'> & { databaseUrl: undefined; database: string };
+  readonly machine: MachineInfo;
+  readonly scenarios: readonly ScenarioResult[];
+  /** Scenarios that threw, with the message. */
+  readonly failures: readonly { id: number; error: string }[];
+  readonly serviceLog: { readonly lines: number; readonly errorLines: number; readonly bytes: number };
+  /** The previous full run's headline numbers, for the before/after table. */
+  readonly previous?: {
+    readonly startedAt: string;
+    readonly scenarios: readonly { id: number; service: Measurement; ratio?: number }[];
+  };
+}
+
+const RESULTS_JSON = path.join(PROJECT_ROOT, 'bench', 'results.json');
+const BENCHMARKS_MD = path.join(PROJECT_ROOT, 'BENCHMARKS.md');
+
+function readPrevious(file: string): RunReport | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as RunReport;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Full runs write BENCHMARKS.md and bench/results.json; other runs bench/results/smoke.{md,json}. */
+export async function writeReport(run: RunReport): Promise<{ markdown: string; json: string }> {
+  const json = run.full ? RESULTS_JSON : path.join(RESULTS_DIR, 'smoke.json');
+  const markdown = run.full ? BENCHMARKS_MD : path.join(RESULTS_DIR, 'smoke.md');
+  const before = readPrevious(json);
+  const previous = before?.full
+    ? {
+        startedAt: before.startedAt,
+        scenarios: before.scenarios.map(({ id, service, ratio }) => ({ id, service, ratio })),
+      }
+    : undefined;
+  const report: RunReport = { ...run, previous };
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await writeFile(json, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(markdown, renderMarkdown(report));
+  return { markdown, json };
+}
+
+// `npx tsx bench/report.ts`: renders BENCHMARKS.md again from bench/results.json (after editing bench/notes.md).
+if (path.resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
+  const report = readPrevious(RESULTS_JSON);
+  if (!report) throw new Error(`${RESULTS_JSON} is missing or unreadable: run npm run bench first`);
+  await writeFile(BENCHMARKS_MD, renderMarkdown(report));
+  console.log(
+    `rendered ${path.relative(process.cwd(), BENCHMARKS_MD)} from ${path.relative(process.cwd(), RESULTS_JSON)}`,
+  );
+}
+
+/** The table for the terminal. */
+export function printSummary(report: RunReport): void {
+  console.log(`\nBenchmark ${report.full ? 'full run' : 'smoke run'}: ${num(report.totalSeconds / 60, 1)} min`);
+  for (const s of report.scenarios) {
+    const met = s.targets.every((t) => t.met);
+    console.log(
+      `${met ? 'MET   ' : 'MISSED'} ${s.id}. ${s.title}\n       ${throughput(s.service)}, p50/p99 ${latency(s.service)}, ` +
+        `RSS ${num(s.service.peakRssMb)} MB; ceiling ${throughput(s.ceiling)}; ratio ${s.ratio?.toFixed(2) ?? '–'}`,
+    );
+    for (const t of s.targets.filter((target) => !target.met)) console.log(`       missed: ${t.target}: ${t.actual}`);
+  }
+  for (const f of report.failures) console.log(`FAILED ${f.id}: ${f.error}`);
+}

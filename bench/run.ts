@@ -1,0 +1,145 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { loadBenchConfig, type BenchConfig } from './config.js';
+import { openBenchDatabase, type BenchDatabase } from './database.js';
+import { bearerToken, JWT_SECRET } from './load.js';
+import { describeMachine } from './machine.js';
+import { cleanupAll, installCleanupHandlers, stopProcess } from './processes.js';
+import { step } from './progress.js';
+import { initPgbench } from './pgbench.js';
+import { printSummary, writeReport, type RunReport } from './report.js';
+import type { BenchContext, ScenarioResult } from './results.js';
+import { productsBySku } from './scenario-1-products-by-sku.js';
+import { UNIT_SAMPLE, unitByPKey } from './scenario-2-unit-by-pkey.js';
+import { bulkCreate } from './scenario-3-bulk-create.js';
+import { allocation, allocationStock } from './scenario-4-allocation.js';
+import { streamProducts } from './scenario-5-stream.js';
+import { mixedStock, mixedWorkload } from './scenario-6-mixed.js';
+import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
+import { ensureBuilt, RESULTS_DIR, startCeilingApp, startService } from './service.js';
+
+const READ_STOCK_PREFIX = 'TU';
+const UNITS_PER_LOAD_UNIT = 10;
+
+const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) => config.scenarios.includes(id));
+
+/** Everything the selected scenarios need, set-based and outside any timed part. */
+async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
+  await seedMasterData(db.pool);
+  if (wants(config, 1, 2, 5, 6)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 2, 6)) {
+    await seedStock(db.pool, {
+      productPrefix: 'P',
+      products: config.products,
+      tuPrefix: READ_STOCK_PREFIX,
+      loadUnits: Math.ceil(config.units / UNITS_PER_LOAD_UNIT),
+      unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
+      unitQuantity: 10,
+    });
+  }
+  if (wants(config, 4)) {
+    const { products, shape } = allocationStock(config.allocationUnits);
+    await seedProducts(db.pool, shape.productPrefix, 1, products);
+    await seedStock(db.pool, shape);
+  }
+  if (wants(config, 6)) {
+    await seedProducts(db.pool, mixedStock.productPrefix, 1, mixedStock.products);
+    await seedStock(db.pool, mixedStock);
+  }
+  await settle(db.pool);
+}
+
+async function logStatistics(file: string): Promise<RunReport['serviceLog']> {
+  if (!existsSync(file)) return { lines: 0, errorLines: 0, bytes: 0 };
+  let lines = 0;
+  let errorLines = 0;
+  for await (const line of createInterface({ input: createReadStream(file) })) {
+    lines++;
+    const level = /"level":(\d+)/.exec(line)?.[1];
+    if (level !== undefined && Number(level) >= 50) errorLines++;
+  }
+  return { lines, errorLines, bytes: statSync(file).size };
+}
+
+async function main(): Promise<number> {
+  installCleanupHandlers();
+  const started = Date.now();
+  const loadAverageAtStart = os.loadavg()[0] ?? 0;
+  const config = loadBenchConfig();
+  step(`benchmark: ${config.full ? 'full run' : 'smoke run'}, scenarios ${config.scenarios.join(', ')}`);
+  await ensureBuilt();
+  const db = await openBenchDatabase(config.databaseUrl);
+  step(`database ${db.name} on PostgreSQL ${db.serverVersion} (${db.kind})`);
+  await seed(config, db);
+  const pgbench = wants(config, 4)
+    ? await initPgbench(await db.createDatabase('pgbench'), config.pgbenchScale)
+    : undefined;
+
+  const service = await startService({
+    databaseUrl: db.url,
+    jwtSecret: JWT_SECRET,
+    cpuProfile: config.cpuProfile,
+    main: config.serviceMain,
+    env: config.serviceEnv,
+  });
+  const ceiling = await startCeilingApp(db.url, config.cpuProfile, pgbench);
+  step(`service on ${service.baseUrl} (pid ${service.process.pid}), ceiling app on ${ceiling.baseUrl}`);
+  const ctx: BenchContext = { config, db, service, ceiling, authorization: bearerToken(), pgbench };
+
+  const unitKeys = wants(config, 6) ? await sampleUnitKeys(db.pool, READ_STOCK_PREFIX, UNIT_SAMPLE) : [];
+  const allocationProducts = allocationStock(config.allocationUnits).products;
+  // Scenario 5 tops the product table up and scenario 3 adds to it, so they run after those reading it.
+  const plan: [number, () => Promise<ScenarioResult>][] = [
+    [1, () => productsBySku(ctx)],
+    [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
+    [4, () => allocation(ctx, allocationProducts)],
+    [6, () => mixedWorkload(ctx, unitKeys)],
+    [5, () => streamProducts(ctx)],
+    [3, () => bulkCreate(ctx)],
+  ];
+  const results: ScenarioResult[] = [];
+  const failures: { id: number; error: string }[] = [];
+  for (const [id, run] of plan) {
+    if (!config.scenarios.includes(id)) continue;
+    try {
+      results.push(await run());
+    } catch (error) {
+      console.error(`scenario ${id} failed:`, error);
+      failures.push({ id, error: (error as Error).message });
+    }
+  }
+  // Stopped before the report: a CPU profile is written when the service exits.
+  await Promise.all([stopProcess(service.process), stopProcess(ceiling.process)]);
+  if (config.cpuProfile) step(`CPU profiles: ${path.join(RESULTS_DIR, 'profiles')}/{service,ceiling-app}/`);
+
+  const shownConfig = { ...config, databaseUrl: undefined };
+  const report: RunReport = {
+    startedAt: new Date(started).toISOString(),
+    totalSeconds: (Date.now() - started) / 1000,
+    full: config.full,
+    config: { ...shownConfig, database: db.kind },
+    machine: describeMachine(db.serverVersion, db.kind === 'embedded' ? 'embedded' : 'server', loadAverageAtStart),
+    scenarios: results.sort((a, b) => a.id - b.id),
+    failures,
+    serviceLog: await logStatistics(path.join(RESULTS_DIR, 'service.log')),
+  };
+  const written = await writeReport(report);
+  printSummary(report);
+  console.log(
+    `\nwrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+  );
+  return failures.length === 0 ? 0 : 1;
+}
+
+main()
+  .then(async (code) => {
+    await cleanupAll();
+    process.exit(code);
+  })
+  .catch(async (error: unknown) => {
+    console.error('benchmark failed:', error);
+    await cleanupAll();
+    process.exit(1);
+  });

@@ -1,0 +1,172 @@
+import type pg from 'pg';
+import { watchCpu, type CpuShare } from './cpu-share.js';
+import { timedRequest } from './http.js';
+import { sampleRss } from './processes.js';
+import { startProgress, step } from './progress.js';
+import { median, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import { productFields } from './seed.js';
+
+const MIN_RATIO = 0.5;
+const MIN_PRODUCTS_PER_SECOND = 25_000;
+const WARMUP_PRODUCTS = 2_000;
+// 4 parameters a row; PostgreSQL takes at most 65 535 parameters a statement.
+const VALUES_ROWS_PER_STATEMENT = 10_000;
+
+type Row = ReturnType<typeof productFields>;
+
+function rows(prefix: string, count: number): Row[] {
+  return Array.from({ length: count }, (_, index) => productFields(prefix, index + 1));
+}
+
+/** The request body a client would send: the API's product shape with the same columns the raw insert writes. */
+function requestBody(products: readonly Row[]): Buffer {
+  return Buffer.from(
+    JSON.stringify(
+      products.map((product) => ({
+        sku: product.sku,
+        label: product.label,
+        description: product.description,
+        baseUnit: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: 1 },
+        stockZone: 'A',
+      })),
+    ),
+  );
+}
+
+interface ServiceRun {
+  readonly ms: number;
+  readonly rssMb: number;
+  readonly cpu: CpuShare | undefined;
+}
+
+async function postProducts(ctx: BenchContext, products: readonly Row[]): Promise<ServiceRun> {
+  const body = requestBody(products);
+  const sampling = sampleRss(ctx.service.process.pid, 50);
+  const cpuWatch = watchCpu(ctx.service.process.pid);
+  const response = await timedRequest(`${ctx.service.baseUrl}/v1/products`, {
+    method: 'POST',
+    headers: { authorization: ctx.authorization },
+    body,
+  });
+  const rssMb = sampling.stop();
+  const cpu = cpuWatch.stop();
+  if (response.status !== 201) throw new Error(`bulk POST answered ${response.status}: ${response.body.slice(0, 500)}`);
+  return { ms: response.ms, rssMb, cpu };
+}
+
+/** One transaction, multi-row INSERT … VALUES statements (parameters bound), as a hand-written importer would. */
+async function rawValuesInsert(pool: pg.Pool, products: readonly Row[]): Promise<number> {
+  const client = await pool.connect();
+  try {
+    const started = performance.now();
+    await client.query('BEGIN');
+    for (let first = 0; first < products.length; first += VALUES_ROWS_PER_STATEMENT) {
+      const batch = products.slice(first, first + VALUES_ROWS_PER_STATEMENT);
+      const values = batch.map((_, i) => `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, 1, 'PC', $${i * 4 + 4})`);
+      await client.query(
+        `INSERT INTO product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone)
+         VALUES ${values.join(', ')}`,
+        batch.flatMap((product) => [product.sku, product.label, product.description, 'A']),
+      );
+    }
+    await client.query('COMMIT');
+    return performance.now() - started;
+  } finally {
+    client.release();
+  }
+}
+
+/** One transaction, one INSERT … SELECT FROM unnest(arrays): the set-based form the service itself uses. */
+async function rawUnnestInsert(pool: pg.Pool, products: readonly Row[]): Promise<number> {
+  const client = await pool.connect();
+  try {
+    const started = performance.now();
+    await client.query('BEGIN');
+    await client.query(
+      `INSERT INTO product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone)
+       SELECT sku, label, description, 1, 'PC', 'A' FROM unnest($1::text[], $2::text[], $3::text[])
+         AS v(sku, label, description)`,
+      [products.map((p) => p.sku), products.map((p) => p.label), products.map((p) => p.description)],
+    );
+    await client.query('COMMIT');
+    return performance.now() - started;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Scenario 3: one POST /v1/products with N products (products/s), against a raw insert of the same rows in
+ * one transaction. SKU prefixes differ per run (same length), so every run inserts new rows.
+ */
+export async function bulkCreate(ctx: BenchContext): Promise<ScenarioResult> {
+  const { bulkProducts: count, bulkRuns: runs } = ctx.config;
+  step(`scenario 3: bulk POST /v1/products of ${count.toLocaleString('en-US')} products, ${runs} runs`);
+  await postProducts(ctx, rows('W1', WARMUP_PRODUCTS));
+  await rawValuesInsert(ctx.db.pool, rows('W2', WARMUP_PRODUCTS));
+  await rawUnnestInsert(ctx.db.pool, rows('W3', WARMUP_PRODUCTS));
+
+  const service: ServiceRun[] = [];
+  const values: number[] = [];
+  const unnest: number[] = [];
+  const progress = startProgress('scenario 3 runs', runs * 3);
+  for (let run = 1; run <= runs; run++) {
+    service.push(await postProducts(ctx, rows(`B${run}`, count)));
+    progress.update(run * 3 - 2, `service ${Math.round(service.at(-1)!.ms)} ms`);
+    values.push(await rawValuesInsert(ctx.db.pool, rows(`V${run}`, count)));
+    progress.update(run * 3 - 1, `raw VALUES ${Math.round(values.at(-1)!)} ms`);
+    unnest.push(await rawUnnestInsert(ctx.db.pool, rows(`U${run}`, count)));
+    progress.update(run * 3, `raw unnest ${Math.round(unnest.at(-1)!)} ms`);
+  }
+  progress.finish();
+
+  const perSecond = (ms: number): number => (count / ms) * 1000;
+  const serviceMs = median(service.map((run) => run.ms));
+  const valuesMs = median(values);
+  const unnestMs = median(unnest);
+  const ceilingMs = Math.min(valuesMs, unnestMs);
+  const throughput = perSecond(serviceMs);
+  const ratio = ratioOf(throughput, perSecond(ceilingMs)) ?? 0;
+  const targets: TargetCheck[] = [
+    { target: `≥ ${MIN_RATIO} × raw insert`, actual: `${ratio.toFixed(2)} ×`, met: ratio >= MIN_RATIO },
+    {
+      target: `≥ ${MIN_PRODUCTS_PER_SECOND.toLocaleString('en-US')} products/s`,
+      actual: `${Math.round(throughput).toLocaleString('en-US')} products/s`,
+      met: throughput >= MIN_PRODUCTS_PER_SECOND,
+    },
+  ];
+  return {
+    id: 3,
+    title: `Bulk POST /v1/products, ${count.toLocaleString('en-US')} products in one request`,
+    service: {
+      label: 'service',
+      throughput,
+      unit: 'products/s',
+      p50Ms: serviceMs,
+      p99Ms: Math.max(...service.map((run) => run.ms)),
+      peakRssMb: Math.max(...service.map((run) => run.rssMb)),
+      cpu: service.at(-1)?.cpu,
+    },
+    ceiling: {
+      label:
+        valuesMs <= unnestMs
+          ? 'raw multi-row INSERT … VALUES, one transaction'
+          : 'raw INSERT … unnest, one transaction',
+      throughput: perSecond(ceilingMs),
+      unit: 'products/s',
+      p50Ms: ceilingMs,
+      p99Ms: Math.max(...(valuesMs <= unnestMs ? values : unnest)),
+    },
+    ratio,
+    ratioBasis: 'products/s',
+    targets,
+    details: {
+      serviceRunsMs: service.map((run) => Math.round(run.ms)),
+      rawValuesRunsMs: values.map(Math.round),
+      rawUnnestRunsMs: unnest.map(Math.round),
+      rawValuesProductsPerSecond: perSecond(valuesMs),
+      rawUnnestProductsPerSecond: perSecond(unnestMs),
+    },
+    notes: ['p50/p99 of this scenario are the median and the slowest of the request (or insert) durations.'],
+  };
+}

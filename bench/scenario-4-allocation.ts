@@ -1,0 +1,193 @@
+import { runLoad, warmUp, type LoadOptions } from './load.js';
+import { runPgbench } from './pgbench.js';
+import { step } from './progress.js';
+import { CEILING_APPLICATION, SERVICE_APPLICATION } from './service.js';
+import { ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import { productSku, type StockShape } from './seed.js';
+import { reservationMismatches, reservationViolations, reservedTotal, stockTotals } from './stock-checks.js';
+
+const MIN_RATIO = 0.5;
+export const ALLOCATION_PREFIX = 'A';
+const UNITS_PER_PRODUCT = 100;
+const UNITS_PER_LOAD_UNIT = 10;
+
+/** 100 units per Product in LoadUnits of ten, 10 PC each, expiry dates spread so FEFO has an order to keep. */
+export function allocationStock(units: number): { products: number; shape: StockShape } {
+  const products = Math.max(1, Math.round(units / UNITS_PER_PRODUCT));
+  return {
+    products,
+    shape: {
+      productPrefix: ALLOCATION_PREFIX,
+      products,
+      tuPrefix: 'TA',
+      loadUnits: Math.max(1, Math.round(units / UNITS_PER_LOAD_UNIT)),
+      unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
+      unitQuantity: 10,
+      expiryDays: 60,
+    },
+  };
+}
+
+export function allocationBody(sku: string, pieces: number): string {
+  return JSON.stringify({ sku, qty: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: pieces } });
+}
+
+export interface AllocationTally {
+  record(status: number, body: string): void;
+  /** PC allocated per reservation id, as the answers said. */
+  readonly byReservation: Map<string, number>;
+  allocated(): number;
+  empty(): number;
+}
+
+/** Adds up what 200 answers allocated (PC, the requested unit), by reservation id, and counts empty answers. */
+export function allocationTally(): AllocationTally {
+  const byReservation = new Map<string, number>();
+  let empty = 0;
+  return {
+    byReservation,
+    record(status, body) {
+      if (status !== 200) return;
+      const results = JSON.parse(body) as { qtyAllocated: { magnitude: number }; reservationId: string }[];
+      if (results.length === 0) empty++;
+      for (const result of results) {
+        byReservation.set(
+          result.reservationId,
+          (byReservation.get(result.reservationId) ?? 0) + Number(result.qtyAllocated.magnitude),
+        );
+      }
+    },
+    allocated: () => [...byReservation.values()].reduce((sum, amount) => sum + amount, 0),
+    empty: () => empty,
+  };
+}
+
+/**
+ * Scenario 4: POST /allocation/transport-units from 32 concurrent clients over the allocation Products
+ * (1-4 PC each, often across two units), then the over-reservation check; pgbench TPC-B-like as the ceiling.
+ */
+export async function allocation(ctx: BenchContext, products: number): Promise<ScenarioResult> {
+  const { config, service, db, authorization } = ctx;
+  step(`scenario 4: allocations from ${config.allocationClients} clients on ${config.allocationUnits} units`);
+  const tally = allocationTally();
+  const run: LoadOptions = {
+    label: 'scenario 4 service',
+    baseUrl: service.baseUrl,
+    connections: config.allocationClients,
+    seconds: config.duration,
+    headers: { authorization },
+    next: () => ({
+      method: 'POST',
+      path: '/allocation/transport-units',
+      body: allocationBody(
+        productSku(ALLOCATION_PREFIX, 1 + Math.floor(Math.random() * products)),
+        1 + Math.floor(Math.random() * 4),
+      ),
+      kind: 'allocate',
+    }),
+    rssPid: service.process.pid,
+    database: { pool: db.pool, applicationName: SERVICE_APPLICATION },
+  };
+  await warmUp(run, config.warmup);
+  const reservedBefore = await reservedTotal(db.pool, ALLOCATION_PREFIX);
+  const measured = await runLoad({ ...run, onBody: (_kind, status, body) => tally.record(status, body) });
+  // Requests cut off by the end of the run finish on the server; wait for them before checking.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const reservedAfter = await reservedTotal(db.pool, ALLOCATION_PREFIX);
+  const mismatches = await reservationMismatches(db.pool, tally.byReservation);
+  // Every unit in the database, not only the ones allocated from.
+  const violations = await reservationViolations(db.pool);
+  const totals = await stockTotals(db.pool, ALLOCATION_PREFIX);
+
+  if (!ctx.pgbench) throw new Error('scenario 4 needs the pgbench database');
+  const pgbench = await runPgbench({
+    database: ctx.pgbench,
+    clients: config.allocationClients,
+    threads: 2,
+    seconds: config.duration,
+  });
+
+  const httpTpcb = await runLoad({
+    label: 'scenario 4 bare Express 5 + pg, TPC-B per request',
+    baseUrl: ctx.ceiling.baseUrl,
+    connections: config.allocationClients,
+    seconds: config.duration,
+    next: () => ({ method: 'POST', path: '/tpcb', kind: 'tpcb' }),
+    rssPid: ctx.ceiling.process.pid,
+    database: { pool: db.pool, applicationName: CEILING_APPLICATION },
+  });
+
+  const ok = measured.statuses['200'] ?? 0;
+  const failures = measured.completed - ok + measured.connectionErrors;
+  const allocationsPerSecond = (ok - tally.empty()) / measured.seconds;
+  const ratio = ratioOf(allocationsPerSecond, pgbench.tps) ?? 0;
+  const reservedDelta = reservedAfter - reservedBefore;
+  const targets: TargetCheck[] = [
+    { target: `≥ ${MIN_RATIO} × pgbench TPS`, actual: `${ratio.toFixed(2)} ×`, met: ratio >= MIN_RATIO },
+    {
+      target: 'nothing over-reserved',
+      actual: violations.length === 0 ? 'reserved ≤ quantity and = active reservations on every unit' : violations[0]!,
+      met: violations.length === 0,
+    },
+    {
+      target: 'each answered reservation stored as answered',
+      actual:
+        mismatches.length === 0
+          ? `${tally.byReservation.size} reservations, ${tally.allocated()} PC, all as answered`
+          : mismatches[0]!,
+      met: mismatches.length === 0,
+    },
+    { target: 'every answer 200', actual: `${failures} not 200`, met: failures === 0 },
+  ];
+  return {
+    id: 4,
+    title: `POST /allocation/transport-units, ${config.allocationClients} clients on ${config.allocationUnits.toLocaleString('en-US')} units`,
+    service: {
+      label: 'service',
+      throughput: allocationsPerSecond,
+      unit: 'allocations/s',
+      p50Ms: measured.p50Ms,
+      p99Ms: measured.p99Ms,
+      peakRssMb: measured.peakRssMb,
+      cpu: measured.cpu,
+    },
+    ceiling: {
+      label: `pgbench TPC-B-like -s ${pgbench.scale} -c ${config.allocationClients} -j 2`,
+      throughput: pgbench.tps,
+      unit: 'TPS',
+      p50Ms: pgbench.latencyAverageMs,
+      cpu: pgbench.cpu,
+    },
+    ratio,
+    ratioBasis: 'allocations/s ÷ TPS',
+    targets,
+    details: {
+      service: measured,
+      emptyAnswers: tally.empty(),
+      reservedBefore,
+      reservedAfter,
+      allocatedInAnswers: tally.allocated(),
+      reservedDuringRun: reservedDelta,
+      mismatches,
+      violations,
+      stockAfter: totals,
+      pgbench,
+      ceiling: httpTpcb,
+    },
+    extra: [
+      {
+        label: 'bare Express 5 + pg, pgbench’s TPC-B transaction per HTTP request (pool of 10)',
+        throughput: httpTpcb.requestsPerSecond,
+        unit: 'TPS',
+        p50Ms: httpTpcb.p50Ms,
+        p99Ms: httpTpcb.p99Ms,
+        peakRssMb: httpTpcb.peakRssMb,
+        cpu: httpTpcb.cpu,
+      },
+    ],
+    notes: [
+      'The pgbench p50 column holds its average latency (pgbench reports no percentiles).',
+      `The same TPC-B transaction over HTTP through a bare Express 5 app reaches ${ratioOf(httpTpcb.requestsPerSecond, pgbench.tps)?.toFixed(2) ?? '–'} × pgbench: the share of the gap that HTTP, Express and node-postgres cost before any service logic.`,
+    ],
+  };
+}
