@@ -110,7 +110,7 @@ describe('Quantity properties', () => {
         const c = a.quantity.compareTo(b.quantity);
         expect(c).toBe(sign(scaled(a) - scaled(b)));
         expect(c).toBe(a.quantity.inSmallestUnit().cmp(b.quantity.inSmallestUnit()));
-        expect(b.quantity.compareTo(a.quantity)).toBe(-c);
+        expect(b.quantity.compareTo(a.quantity)).toBe(c === 0 ? 0 : -c);
         expect(a.quantity.equals(b.quantity)).toBe(c === 0);
       }),
     );
