@@ -54,7 +54,8 @@ export async function seedWarehouse(ctx: TestContext, keys: KeyPool): Promise<vo
 
   for (const sku of Object.values(bySku)) keys.add('sku', sku);
   for (const name of groups) keys.add('groupName', name);
-  for (const location of locations) {
+  // First the Location holding units of the piece Product: index 0 of every kind belongs together.
+  for (const location of [locations[2]!, locations[0]!, locations[1]!, locations[3]!]) {
     keys.add('locationId', location.locationId);
     keys.add('erpCode', location.erpCode);
   }
