@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createTokenVerifier } from './http/auth.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
@@ -144,6 +145,7 @@ async function main(): Promise<void> {
       },
       app,
     );
+    answerClientErrors(server, logger);
     await listen(server, config);
     installShutdown(server, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);

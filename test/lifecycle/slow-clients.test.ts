@@ -63,4 +63,26 @@ describe('slow clients (issue 7: request and header timeouts)', () => {
     expect(response.status).toBe(200);
     await slow;
   }, 30_000);
+
+  it('answers a request the HTTP parser refuses with a server-declined 400 body and a request id', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = net.connect(service.port, '127.0.0.1', () =>
+        socket.write(Buffer.concat([Buffer.from('GET /ind'), Buffer.from([0xff]), Buffer.from('ex HTTP/1.1\r\n\r\n')])),
+      );
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+    });
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(head).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    expect(JSON.parse(body)).toMatchObject({
+      status: 400,
+      error: 'Bad Request',
+      exception: 'HttpMessageNotReadableException',
+      path: '',
+    });
+  }, 30_000);
 });
