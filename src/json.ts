@@ -38,3 +38,8 @@ export function stringifyJson(value: unknown): string {
   });
   return sawLossless ? text.replace(PLACEHOLDER, '$1') : text;
 }
+
+/** A value as JSON text for a json column, or SQL NULL when it is absent. */
+export function jsonTextOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : stringifyJson(value);
+}

@@ -5,12 +5,10 @@ import { appendMovements, type Actor } from '../ledger/sql.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
-import { baseCodeOf, movement } from '../packaging-units/stock.js';
+import { baseCodeOf, movement, requireProductKind } from '../packaging-units/stock.js';
 import { requireProductReferences } from '../products/service.js';
-import { packagingUnitErrors } from '../packaging-units/messages.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
-import { unitByCode } from '../units/units.js';
 import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
 import {
@@ -62,8 +60,7 @@ export async function allocate(
   actor: Actor,
 ): Promise<AllocationResult[]> {
   const product = (await requireProductReferences(tx, [request.sku])).get(request.sku)!;
-  const productKind = unitByCode(product.baseUnitCode)?.kind;
-  if (request.qty.kind !== productKind) throw packagingUnitErrors.wrongKind('qty', productKind ?? 'Piece');
+  requireProductKind(request.qty, product.baseUnitCode, 'qty');
   const groupIds = options.groupNames?.length ? await locationGroupIdsWithChildren(tx, options.groupNames) : null;
 
   const wanted = request.qty.inSmallestUnit();

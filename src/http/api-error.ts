@@ -61,10 +61,6 @@ export function notFoundWithoutBody(message: string): ApiError {
   return new ApiError(404, undefined, message, { body: 'empty' });
 }
 
-export function notImplemented(operation: string): ApiError {
-  return new ApiError(501, 'owms.common.notImplemented', `${operation} is not implemented yet`, { obj: [operation] });
-}
-
 /** The Java simple type name the original API reports for the `obj` values. */
 export function javaClassOf(values: readonly unknown[]): string {
   if (values.every((value) => typeof value === 'string')) return 'String';

@@ -1,3 +1,4 @@
+import { columnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** Who changed stock, recorded on every ledger row (D5: the token's subject; D6: the request id). */
@@ -41,11 +42,6 @@ export interface MovementRow {
   occurredAt: Date;
 }
 
-const column = <K extends keyof MovementEntry>(
-  entries: readonly MovementEntry[],
-  key: K,
-): (MovementEntry[K] | null)[] => entries.map((entry) => entry[key] ?? null);
-
 /** Appends the rows of one transaction's stock changes in one statement (D24). */
 export async function appendMovements(tx: Tx, entries: readonly MovementEntry[], actor: Actor): Promise<void> {
   if (entries.length === 0) return;
@@ -57,17 +53,17 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
        FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::numeric[], $7::numeric[],
                    $8::numeric[], $9::json[], $10::json[], $11::uuid[]) AS v`,
     values: [
-      column(entries, 'packagingUnitPKey'),
-      column(entries, 'productId'),
-      column(entries, 'kind'),
-      column(entries, 'baseCode'),
-      column(entries, 'qtyBefore'),
-      column(entries, 'qtyAfter'),
-      column(entries, 'reservedBefore'),
-      column(entries, 'reservedAfter'),
+      columnOf(entries, 'packagingUnitPKey'),
+      columnOf(entries, 'productId'),
+      columnOf(entries, 'kind'),
+      columnOf(entries, 'baseCode'),
+      columnOf(entries, 'qtyBefore'),
+      columnOf(entries, 'qtyAfter'),
+      columnOf(entries, 'reservedBefore'),
+      columnOf(entries, 'reservedAfter'),
       entries.map((entry) => (entry.from ? JSON.stringify(entry.from) : null)),
       entries.map((entry) => (entry.to ? JSON.stringify(entry.to) : null)),
-      column(entries, 'reservationId'),
+      columnOf(entries, 'reservationId'),
       actor.subject,
       actor.requestId,
     ],

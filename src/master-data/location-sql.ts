@@ -1,3 +1,4 @@
+import { columnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 export interface LocationRow {
@@ -103,7 +104,6 @@ export async function selectErpCodesHeldByOthers(
  * only for Locations that actually change (D4).
  */
 export async function upsertLocations(tx: Tx, locations: readonly LocationValues[]): Promise<void> {
-  const column = <K extends keyof LocationValues>(name: K): LocationValues[K][] => locations.map((l) => l[name]);
   await tx.query('SET CONSTRAINTS location_erp_code_unique DEFERRED');
   await tx.query(
     `INSERT INTO location (location_id, erp_code, location_group_id, incoming_active, outgoing_active, plc_state,
@@ -132,14 +132,14 @@ export async function upsertLocations(tx: Tx, locations: readonly LocationValues
             (EXCLUDED.erp_code, EXCLUDED.location_group_id, EXCLUDED.incoming_active, EXCLUDED.outgoing_active,
              EXCLUDED.plc_state, EXCLUDED.description, EXCLUDED.no_max_transport_units)`,
     [
-      column('locationId'),
-      column('erpCode'),
-      column('locationGroupName'),
-      column('incomingActive'),
-      column('outgoingActive'),
-      column('plcState'),
-      column('description'),
-      column('noMaxTransportUnits'),
+      columnOf(locations, 'locationId'),
+      columnOf(locations, 'erpCode'),
+      columnOf(locations, 'locationGroupName'),
+      columnOf(locations, 'incomingActive'),
+      columnOf(locations, 'outgoingActive'),
+      columnOf(locations, 'plcState'),
+      columnOf(locations, 'description'),
+      columnOf(locations, 'noMaxTransportUnits'),
     ],
   );
   await tx.query('SET CONSTRAINTS location_erp_code_unique IMMEDIATE');

@@ -2,10 +2,9 @@ import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
 import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { requireLoadUnitAt } from '../load-units/service.js';
-import { findLocationsByIds, requireLocation } from '../master-data/service.js';
+import { requireLocation } from '../master-data/service.js';
 import { requireProductReferences } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
-import { unitByCode } from '../units/units.js';
 import { packagingUnitErrors } from './messages.js';
 import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
@@ -17,18 +16,13 @@ import {
   updateUnitQuantity,
   updateUnitState,
 } from './write-sql.js';
-import { availableOf, movement, placeOf, quantityOf } from './stock.js';
+import { locationIdsOf } from './find-service.js';
+import { availableOf, movement, placeOf, quantityOf, requireProductKind } from './stock.js';
 
 const stateOf = (unit: PackagingUnitRow): { qty: string; reserved: string } => ({
   qty: quantityOf(unit).inSmallestUnit().toString(),
   reserved: unit.reservedBase,
 });
-
-/** D2: an amount of a Product is measured in the kind of the Product's base unit. */
-function checkKind(quantity: Quantity | null | undefined, productBaseCode: string): void {
-  const kind = unitByCode(productBaseCode)?.kind;
-  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind('quantity', kind);
-}
 
 async function lockedUnitByPKey(tx: Tx, pKey: string): Promise<PackagingUnitRow> {
   const key = asUuid(pKey);
@@ -36,12 +30,6 @@ async function lockedUnitByPKey(tx: Tx, pKey: string): Promise<PackagingUnitRow>
   const unit = id === undefined ? undefined : (await selectUnitsByIds(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
   return unit;
-}
-
-async function locationIdsOf(tx: Tx, units: readonly PackagingUnitRow[]): Promise<Map<number, string>> {
-  const ids = units.flatMap((unit) => (unit.locationId === null ? [] : [unit.locationId]));
-  const locations = await findLocationsByIds(tx, [...new Set(ids)]);
-  return new Map([...locations].map(([id, location]) => [id, location.locationId]));
 }
 
 /** D22: a unit goes with its history kept in the ledger; reserved stock stays until released. */
@@ -82,7 +70,7 @@ export async function deleteOnLocation(
 ): Promise<void> {
   const location = await requireLocation(tx, input.location);
   const product = (await requireProductReferences(tx, [input.sku])).get(input.sku)!;
-  checkKind(input.quantity, product.baseUnitCode);
+  requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const ids = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
   const named = input.location.locationId ?? input.location.erpCode ?? '';
   if (ids.length === 0) throw packagingUnitErrors.noneOnLocation(input.sku, named);
@@ -132,7 +120,7 @@ export async function reportProblem(
 ): Promise<void> {
   const loadUnit = await requireLoadUnitAt(tx, address.transportUnitBK, address.luPos);
   const product = (await requireProductReferences(tx, [report.sku])).get(report.sku)!;
-  checkKind(report.quantity, product.baseUnitCode);
+  requireProductKind(report.quantity, product.baseUnitCode, 'quantity');
   const ids = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
   const units = await selectUnitsByIds(tx, ids);
   const taken = takeOldestFirst(units, report.quantity);

@@ -1,19 +1,14 @@
 import type { Tx } from '../db/tx.js';
-import { stringifyJson } from '../json.js';
+import { jsonTextOrNull } from '../json.js';
 import { appendMovements, type Actor } from '../ledger/sql.js';
 import { admitProduct, obtainLoadUnit } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductReferences } from '../products/service.js';
 import type { ProductReference } from '../products/sql.js';
-import { unitByCode } from '../units/units.js';
-import { packagingUnitErrors } from './messages.js';
 import type { NewPackagingUnit, NewPackagingUnitOnLocation } from './schemas.js';
 import { insertUnits, type PackagingUnitValues } from './write-sql.js';
-import { movement } from './stock.js';
-
-const jsonOrNull = (value: unknown): string | null =>
-  value === undefined || value === null ? null : stringifyJson(value);
+import { movement, requireProductKind } from './stock.js';
 
 /** D2: a unit's quantity measures what its Product measures. */
 function checkKinds(
@@ -21,12 +16,9 @@ function checkKinds(
   products: ReadonlyMap<string, ProductReference>,
   path: (i: number) => string,
 ): void {
-  items.forEach((item, index) => {
-    const productKind = unitByCode(products.get(item.product.sku)?.baseUnitCode ?? '')?.kind;
-    if (productKind && item.quantity.kind !== productKind) {
-      throw packagingUnitErrors.wrongKind(`${path(index)}quantity`, productKind);
-    }
-  });
+  items.forEach((item, index) =>
+    requireProductKind(item.quantity, products.get(item.product.sku)?.baseUnitCode ?? '', `${path(index)}quantity`),
+  );
 }
 
 /** The Products the new units are of (404 for an unknown SKU), their kinds checked against the quantities. */
@@ -55,15 +47,15 @@ function unitValues(
     ...holder,
     parentId: null,
     state: 'AVAILABLE',
-    dimension: jsonOrNull(item.dimension),
+    dimension: jsonTextOrNull(item.dimension),
     weightMagnitude: item.weight?.magnitude.toString() ?? null,
     weightCode: item.weight?.unitCode ?? null,
-    distribution: jsonOrNull(item.distribution),
+    distribution: jsonTextOrNull(item.distribution),
     physicalPosition: item.physicalPosition ?? null,
     serialNumber: item.serialNumber ?? null,
     expiresAt: item.expiresAt ?? null,
-    labels: jsonOrNull(item.labels),
-    details: jsonOrNull(item.details),
+    labels: jsonTextOrNull(item.labels),
+    details: jsonTextOrNull(item.details),
     messageNo: null,
     messageText: null,
   };

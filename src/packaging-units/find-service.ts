@@ -3,7 +3,7 @@ import type { Queryable } from '../db/tx.js';
 import { validationError } from '../http/api-error.js';
 import { selectMovements, type MovementRow } from '../ledger/sql.js';
 import { findLoadUnitByPKey } from '../load-units/service.js';
-import { locationGroupIdsWithChildren, requireLocation } from '../master-data/service.js';
+import { findLocationsByIds, locationGroupIdsWithChildren, requireLocation } from '../master-data/service.js';
 import { requireProductReferenceByPKey, requireProductReferences } from '../products/service.js';
 import { packagingUnitErrors } from './messages.js';
 import type { PackagingUnitSearch } from './schemas.js';
@@ -83,4 +83,11 @@ export async function findMovements(db: Queryable, pKey: string): Promise<Moveme
   const rows = key ? await selectMovements(db, key) : [];
   if (rows.length === 0) throw packagingUnitErrors.notFoundByPKey(pKey);
   return rows;
+}
+
+/** The business ids of the Locations the units lie on, by internal id (for ledger places and messages). */
+export async function locationIdsOf(db: Queryable, units: readonly PackagingUnitRow[]): Promise<Map<number, string>> {
+  const ids = units.flatMap((unit) => (unit.locationId === null ? [] : [unit.locationId]));
+  const locations = await findLocationsByIds(db, [...new Set(ids)]);
+  return new Map([...locations].map(([id, location]) => [id, location.locationId]));
 }

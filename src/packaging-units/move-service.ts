@@ -5,11 +5,9 @@ import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { appendMovements, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
 import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
-import { findLocationsByIds, requireLocation } from '../master-data/service.js';
+import { requireLocation } from '../master-data/service.js';
 import { requireProductReferences } from '../products/service.js';
-import type { ProductReference } from '../products/sql.js';
 import type { Quantity } from '../units/quantity.js';
-import { unitByCode } from '../units/units.js';
 import { packagingUnitErrors } from './messages.js';
 import type {
   MoveBetweenLocationsInput,
@@ -26,7 +24,8 @@ import {
   updateUnitHolder,
   updateUnitQuantity,
 } from './write-sql.js';
-import { availableOf, movement, placeOf, quantityOf } from './stock.js';
+import { locationIdsOf } from './find-service.js';
+import { availableOf, movement, placeOf, quantityOf, requireProductKind } from './stock.js';
 
 /** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */
 type Target = { loadUnit: LoadUnitRow; place: StockPlace } | { location: LocationRow; place: StockPlace };
@@ -40,11 +39,6 @@ const isAt = (unit: PackagingUnitRow, target: Target): boolean =>
   'loadUnit' in target ? unit.loadUnitId === target.loadUnit.id : unit.locationId === target.location.id;
 
 const base = (quantity: Quantity): string => quantity.inSmallestUnit().toString();
-
-function checkKind(quantity: Quantity | null | undefined, product: ProductReference, path = 'quantity'): void {
-  const kind = unitByCode(product.baseUnitCode)?.kind;
-  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind(path, kind);
-}
 
 /**
  * D21, the one way stock moves. Without `wanted` every unit moves whole, reservations included. With `wanted`,
@@ -170,7 +164,7 @@ export async function moveUnit(
     throw validationError([{ path: 'product.sku', message: `must be the unit's product '${seen.sku}'` }]);
   }
   const product = (await requireProductReferences(tx, [seen.sku])).get(seen.sku)!;
-  checkKind(input.quantity, product);
+  requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   // The target LoadUnit is locked before the unit: LoadUnits first, then units, as in every other move.
   let target: Target;
   if (input.loadUnit) {
@@ -184,8 +178,7 @@ export async function moveUnit(
   const id = await lockUnitIdByPKey(tx, key);
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
-  const locations = await findLocationsByIds(tx, unit.locationId === null ? [] : [unit.locationId]);
-  const from = placeOf(unit, new Map([...locations].map(([locationId, row]) => [locationId, row.locationId])));
+  const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   const arrived = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
   return arrived[0]!;
 }
@@ -198,7 +191,7 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
   );
   for (const [index, item] of items.entries()) {
     const product = products.get(item.product.sku)!;
-    checkKind(item.quantity, product, `[${index}].quantity`);
+    requireProductKind(item.quantity, product.baseUnitCode, `[${index}].quantity`);
     const source = await requireLocation(tx, item.actualLocation);
     const target = await locationTarget(tx, item.targetLocation);
     const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
@@ -215,7 +208,7 @@ export async function moveLocationToLoadUnit(
   mixedAllowed: boolean,
 ): Promise<void> {
   const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
-  checkKind(input.quantity, product);
+  requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const source = await requireLocation(tx, input.actualLocation);
   const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
   const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
@@ -240,7 +233,7 @@ export async function moveFromLoadUnit(
   mixedAllowed: boolean,
 ): Promise<void> {
   const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
-  checkKind(input.quantity, product);
+  requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const { transportUnitBK, luPos } = sourceAddress;
   let target: Target;
   let source: LoadUnitRow;

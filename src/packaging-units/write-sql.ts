@@ -1,3 +1,4 @@
+import { columnOf } from '../db/columns.js';
 import type { Tx } from '../db/tx.js';
 
 export interface PackagingUnitValues {
@@ -21,11 +22,6 @@ export interface PackagingUnitValues {
   messageText: string | null;
 }
 
-const column = <K extends keyof PackagingUnitValues>(
-  rows: readonly PackagingUnitValues[],
-  key: K,
-): PackagingUnitValues[K][] => rows.map((row) => row[key]);
-
 /** Inserts the units in one statement; ids come back in the order of `units`. */
 export async function insertUnits(
   tx: Tx,
@@ -48,24 +44,24 @@ export async function insertUnits(
       ORDER BY ordinal
      RETURNING id, p_key AS "pKey"`,
     [
-      column(units, 'productId'),
-      column(units, 'qtyMagnitude'),
-      column(units, 'qtyCode'),
-      column(units, 'loadUnitId'),
-      column(units, 'locationId'),
-      column(units, 'parentId'),
-      column(units, 'state'),
-      column(units, 'dimension'),
-      column(units, 'weightMagnitude'),
-      column(units, 'weightCode'),
-      column(units, 'distribution'),
-      column(units, 'physicalPosition'),
-      column(units, 'serialNumber'),
-      column(units, 'expiresAt'),
-      column(units, 'labels'),
-      column(units, 'details'),
-      column(units, 'messageNo'),
-      column(units, 'messageText'),
+      columnOf(units, 'productId'),
+      columnOf(units, 'qtyMagnitude'),
+      columnOf(units, 'qtyCode'),
+      columnOf(units, 'loadUnitId'),
+      columnOf(units, 'locationId'),
+      columnOf(units, 'parentId'),
+      columnOf(units, 'state'),
+      columnOf(units, 'dimension'),
+      columnOf(units, 'weightMagnitude'),
+      columnOf(units, 'weightCode'),
+      columnOf(units, 'distribution'),
+      columnOf(units, 'physicalPosition'),
+      columnOf(units, 'serialNumber'),
+      columnOf(units, 'expiresAt'),
+      columnOf(units, 'labels'),
+      columnOf(units, 'details'),
+      columnOf(units, 'messageNo'),
+      columnOf(units, 'messageText'),
     ],
   );
   // Identity values are drawn in insertion order, which ORDER BY ordinal fixes.

@@ -1,6 +1,6 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
-import { stringifyJson } from '../json.js';
+import { jsonTextOrNull } from '../json.js';
 import { Quantity } from '../units/quantity.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
@@ -27,9 +27,6 @@ import {
   type StackingRuleValues,
 } from './sql.js';
 
-const jsonOrNull = (value: unknown): string | null =>
-  value === undefined || value === null ? null : stringifyJson(value);
-
 function productValues(product: ProductInput): ProductValues {
   return {
     sku: product.sku,
@@ -43,8 +40,8 @@ function productValues(product: ProductInput): ProductValues {
     group: product.group ?? null,
     stockZone: product.stockZone ?? null,
     overbookingAllowed: product.overbookingAllowed ?? null,
-    dimension: jsonOrNull(product.dimension),
-    details: jsonOrNull(product.details),
+    dimension: jsonTextOrNull(product.dimension),
+    details: jsonTextOrNull(product.details),
   };
 }
 
@@ -57,8 +54,8 @@ function unitValues(product: ProductInput): ProductUnitValues[] {
     description: unit.description ?? null,
     magnitude: unit.quantity.magnitude.toString(),
     unitCode: unit.quantity.unitCode,
-    dimension: jsonOrNull(unit.dimension),
-    details: jsonOrNull(unit.details),
+    dimension: jsonTextOrNull(unit.dimension),
+    details: jsonTextOrNull(unit.details),
   }));
 }
 

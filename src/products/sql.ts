@@ -1,4 +1,5 @@
 import type Cursor from 'pg-cursor';
+import { columnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
@@ -87,8 +88,6 @@ const PRODUCT_COLUMNS = `
     FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id), '[]'::json)
     AS "stackingRules"`;
 
-const column = <T, K extends keyof T>(rows: readonly T[], key: K): T[K][] => rows.map((row) => row[key]);
-
 /** Inserts every product in one statement; SKUs that already exist are skipped and so missing from the result. */
 export async function insertProducts(
   tx: Tx,
@@ -106,19 +105,19 @@ export async function insertProducts(
      ON CONFLICT (sku) DO NOTHING
      RETURNING sku, p_key AS "pKey"`,
     [
-      column(products, 'sku'),
-      column(products, 'label'),
-      column(products, 'accountId'),
-      column(products, 'baseUnitMagnitude'),
-      column(products, 'baseUnitCode'),
-      column(products, 'description'),
-      column(products, 'availabilityState'),
-      column(products, 'classification'),
-      column(products, 'group'),
-      column(products, 'stockZone'),
-      column(products, 'overbookingAllowed'),
-      column(products, 'dimension'),
-      column(products, 'details'),
+      columnOf(products, 'sku'),
+      columnOf(products, 'label'),
+      columnOf(products, 'accountId'),
+      columnOf(products, 'baseUnitMagnitude'),
+      columnOf(products, 'baseUnitCode'),
+      columnOf(products, 'description'),
+      columnOf(products, 'availabilityState'),
+      columnOf(products, 'classification'),
+      columnOf(products, 'group'),
+      columnOf(products, 'stockZone'),
+      columnOf(products, 'overbookingAllowed'),
+      columnOf(products, 'dimension'),
+      columnOf(products, 'details'),
     ],
   );
   return result.rows;
@@ -134,15 +133,15 @@ export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValu
                    $9::json[]) AS v(sku, position, label, code, description, magnitude, unit_code, dimension, details)
        JOIN product p ON p.sku = v.sku`,
     [
-      column(units, 'sku'),
-      column(units, 'position'),
-      column(units, 'label'),
-      column(units, 'code'),
-      column(units, 'description'),
-      column(units, 'magnitude'),
-      column(units, 'unitCode'),
-      column(units, 'dimension'),
-      column(units, 'details'),
+      columnOf(units, 'sku'),
+      columnOf(units, 'position'),
+      columnOf(units, 'label'),
+      columnOf(units, 'code'),
+      columnOf(units, 'description'),
+      columnOf(units, 'magnitude'),
+      columnOf(units, 'unitCode'),
+      columnOf(units, 'dimension'),
+      columnOf(units, 'details'),
     ],
   );
 }
@@ -155,7 +154,7 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
        FROM unnest($1::text[], $2::int[], $3::int[], $4::text[]) AS v(sku, position, no_products, allowed_sku)
        JOIN product p ON p.sku = v.sku
        JOIN product a ON a.sku = v.allowed_sku`,
-    [column(rules, 'sku'), column(rules, 'position'), column(rules, 'noProducts'), column(rules, 'allowedSku')],
+    [columnOf(rules, 'sku'), columnOf(rules, 'position'), columnOf(rules, 'noProducts'), columnOf(rules, 'allowedSku')],
   );
   // The service checks the SKUs first; a rule that still found no product must not vanish silently.
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
