@@ -13,10 +13,9 @@ import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
 import {
   addReservations,
-  lockCandidates,
+  lockNextCandidates,
   lockReservation,
   releaseReservationRows,
-  selectCandidateIds,
   type CandidateRow,
 } from './sql.js';
 
@@ -69,10 +68,10 @@ export async function allocate(
   const seen: number[] = [];
   if (product.availabilityState !== 'AVAILABLE') remaining = new Dec(0);
   for (let batch = FIRST_BATCH; remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
-    const ids = await selectCandidateIds(tx, product.id, groupIds, seen, batch);
-    if (ids.length === 0) break;
-    seen.push(...ids);
-    for (const unit of await lockCandidates(tx, ids, groupIds)) {
+    const { candidateIds, allocatable } = await lockNextCandidates(tx, product.id, groupIds, seen, batch);
+    if (candidateIds.length === 0) break;
+    seen.push(...candidateIds);
+    for (const unit of allocatable) {
       if (remaining.lte(0)) break;
       const free = new Dec(unit.qtyBase).minus(unit.reservedBase);
       const amount = Dec.min(free, remaining);
@@ -96,10 +95,6 @@ export async function allocate(
     tx,
     reservationId,
     takes.map(({ unit, amount }) => ({ unitId: unit.id, qtyBase: amount.toString() })),
-    actor,
-  );
-  await appendMovements(
-    tx,
     takes.map(({ unit, amount }) => {
       const place = { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition };
       return movement(

@@ -1,4 +1,6 @@
-import type { Queryable, Tx } from '../db/tx.js';
+import { columnOf } from '../db/columns.js';
+import type { Tx } from '../db/tx.js';
+import { movementInsert, type Actor, type MovementEntry } from '../ledger/sql.js';
 
 /** A unit allocation may take from, with what the result names it by. */
 export interface CandidateRow {
@@ -16,84 +18,91 @@ export interface CandidateRow {
 
 const ALLOCATABLE = `pu.load_unit_id IS NOT NULL AND pu.state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base`;
 
-/** The next candidates (D23) in FEFO-then-FIFO order, read without locks: locking follows, in id order. */
-export async function selectCandidateIds(
-  db: Queryable,
+/** What one round of allocation locked: every candidate it looked at, and those still allocatable. */
+export interface LockedCandidates {
+  readonly candidateIds: number[];
+  readonly allocatable: CandidateRow[];
+}
+
+/**
+ * Reads the next candidates (D23) in FEFO-then-FIFO order without locks, locks them in id order, the order every
+ * writer uses, and keeps those still allocatable, in one statement. The locking CTE reads one table only, so
+ * after waiting for a lock PostgreSQL hands on the unit's newest version, and the outer query judges a unit
+ * another request moved or reserved meanwhile as it is now. The LoadUnit, TransportUnit and Location are read
+ * without locks: an allocation that read them before a concurrent change is simply ordered before it.
+ */
+export async function lockNextCandidates(
+  tx: Tx,
   productId: number,
   groupIds: readonly number[] | null,
   seen: readonly number[],
   limit: number,
-): Promise<number[]> {
-  const result = await db.query<{ id: number }>({
-    name: 'allocation-candidates',
-    text: `SELECT pu.id
-       FROM packaging_unit pu
-       JOIN load_unit lu ON lu.id = pu.load_unit_id
-       JOIN transport_unit tu ON tu.id = lu.transport_unit_id
-       LEFT JOIN location loc ON loc.id = tu.actual_location_id
-      WHERE pu.product_id = $1 AND ${ALLOCATABLE} AND NOT lu.locked
-        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
-        AND pu.id <> ALL($3::bigint[])
-      ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
-      LIMIT $4`,
+): Promise<LockedCandidates> {
+  const result = await tx.query<CandidateRow & { allocatable: boolean }>({
+    name: 'allocation-lock-candidates',
+    text: `WITH candidate AS (
+         SELECT pu.id
+           FROM packaging_unit pu
+           JOIN load_unit lu ON lu.id = pu.load_unit_id
+           JOIN transport_unit tu ON tu.id = lu.transport_unit_id
+           LEFT JOIN location loc ON loc.id = tu.actual_location_id
+          WHERE pu.product_id = $1 AND ${ALLOCATABLE} AND NOT lu.locked
+            AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
+            AND pu.id <> ALL($3::bigint[])
+          ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
+          LIMIT $4
+       ), locked AS MATERIALIZED (
+         SELECT pu.id, pu.p_key, pu.product_id, pu.qty_code, pu.qty_base, pu.reserved_base, pu.load_unit_id,
+                pu.state, pu.expires_at, pu.create_dt
+           FROM packaging_unit pu
+          WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate))
+          ORDER BY pu.id FOR UPDATE
+       )
+       SELECT c.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
+              pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", lu.id AS "loadUnitId",
+              lu.physical_position AS "loadUnitPosition", tu.bk AS "transportUnitBK", loc.erp_code AS "erpCode",
+              COALESCE(${ALLOCATABLE} AND NOT lu.locked
+                       AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
+         FROM candidate c
+         LEFT JOIN locked pu ON pu.id = c.id
+         LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
+         LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id
+         LEFT JOIN location loc ON loc.id = tu.actual_location_id
+        ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, c.id`,
     values: [productId, groupIds, seen, limit],
   });
-  return result.rows.map((row) => row.id);
+  return {
+    candidateIds: result.rows.map((row) => row.id),
+    allocatable: result.rows.filter((row) => row.allocatable),
+  };
 }
 
 /**
- * Locks the units in id order, the order every writer uses, and keeps those still allocatable. The statement
- * reads one table only, so after waiting for a lock PostgreSQL re-checks the unit's newest version (a unit
- * another request moved or reserved meanwhile is judged as it is now). The LoadUnit, TransportUnit and
- * Location are then read as they are now, without locks: an allocation that read them before a concurrent
- * change is simply ordered before it.
+ * Reserves on each unit and records the reservation and its ledger rows, in one statement: the CHECK
+ * reserved_base <= qty_base refuses any over-reservation outright.
  */
-export async function lockCandidates(
-  tx: Tx,
-  ids: readonly number[],
-  groupIds: readonly number[] | null,
-): Promise<CandidateRow[]> {
-  await tx.query({
-    name: 'allocation-lock',
-    text: 'SELECT pu.id FROM packaging_unit pu WHERE pu.id = ANY($1::bigint[]) ORDER BY pu.id FOR UPDATE',
-    values: [ids],
-  });
-  const result = await tx.query<CandidateRow>({
-    name: 'allocation-read-locked',
-    text: `SELECT pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
-            pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", lu.id AS "loadUnitId",
-            lu.physical_position AS "loadUnitPosition", tu.bk AS "transportUnitBK", loc.erp_code AS "erpCode"
-       FROM packaging_unit pu
-       JOIN load_unit lu ON lu.id = pu.load_unit_id
-       JOIN transport_unit tu ON tu.id = lu.transport_unit_id
-       LEFT JOIN location loc ON loc.id = tu.actual_location_id
-      WHERE pu.id = ANY($1::bigint[]) AND ${ALLOCATABLE} AND NOT lu.locked
-        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
-      ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id`,
-    values: [ids, groupIds],
-  });
-  return result.rows;
-}
-
-/** Reserves on each unit; the CHECK reserved_base <= qty_base refuses any over-reservation outright. */
 export async function addReservations(
   tx: Tx,
   reservationId: string,
   takes: readonly { unitId: number; qtyBase: string }[],
-  actor: { subject: string; requestId: string },
+  movements: readonly MovementEntry[],
+  actor: Actor,
 ): Promise<void> {
-  const unitIds = takes.map((take) => take.unitId);
-  const amounts = takes.map((take) => take.qtyBase);
-  await tx.query(
-    `UPDATE packaging_unit pu SET reserved_base = pu.reserved_base + v.amount, ol = pu.ol + 1, last_modified_dt = now()
-       FROM unnest($1::bigint[], $2::numeric[]) AS v(id, amount) WHERE pu.id = v.id`,
-    [unitIds, amounts],
-  );
-  await tx.query(
-    `INSERT INTO reservation (reservation_id, packaging_unit_id, qty_base, actor, request_id)
-     SELECT $1::uuid, v.id, v.amount, $4, $5 FROM unnest($2::bigint[], $3::numeric[]) AS v(id, amount)`,
-    [reservationId, unitIds, amounts, actor.subject, actor.requestId],
-  );
+  const ledger = movementInsert(movements, actor, 4);
+  await tx.query({
+    name: 'allocation-reserve',
+    text: `WITH take AS (SELECT * FROM unnest($1::bigint[], $2::numeric[]) AS v(id, amount)),
+       reserved AS (
+         UPDATE packaging_unit pu
+            SET reserved_base = pu.reserved_base + take.amount, ol = pu.ol + 1, last_modified_dt = now()
+           FROM take WHERE pu.id = take.id
+       ), recorded AS (
+         INSERT INTO reservation (reservation_id, packaging_unit_id, qty_base, actor, request_id)
+         SELECT $3::uuid, take.id, take.amount, $15, $16 FROM take -- the actor parameters of the ledger INSERT
+       )
+       ${ledger.text}`,
+    values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values],
+  });
 }
 
 export interface ReservationRow {

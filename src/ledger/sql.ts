@@ -42,16 +42,23 @@ export interface MovementRow {
   occurredAt: Date;
 }
 
-/** Appends the rows of one transaction's stock changes in one statement (D24). */
-export async function appendMovements(tx: Tx, entries: readonly MovementEntry[], actor: Actor): Promise<void> {
-  if (entries.length === 0) return;
-  await tx.query({
-    name: 'append-movements',
+/**
+ * The INSERT of a transaction's stock changes with its parameters numbered from `first`, so a statement may
+ * do other writes in CTEs before it (one round trip while row locks are held).
+ */
+export function movementInsert(
+  entries: readonly MovementEntry[],
+  actor: Actor,
+  first = 1,
+): { text: string; values: unknown[] } {
+  const p = (n: number): string => `$${first + n - 1}`;
+  return {
     text: `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
                                  reserved_before, reserved_after, from_ref, to_ref, reservation_id, actor, request_id)
-     SELECT v.*, $12::text, $13::text
-       FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::numeric[], $7::numeric[],
-                   $8::numeric[], $9::json[], $10::json[], $11::uuid[]) AS v`,
+     SELECT v.*, ${p(12)}::text, ${p(13)}::text
+       FROM unnest(${p(1)}::uuid[], ${p(2)}::bigint[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::numeric[],
+                   ${p(6)}::numeric[], ${p(7)}::numeric[], ${p(8)}::numeric[], ${p(9)}::json[], ${p(10)}::json[],
+                   ${p(11)}::uuid[]) AS v`,
     values: [
       columnOf(entries, 'packagingUnitPKey'),
       columnOf(entries, 'productId'),
@@ -67,7 +74,13 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
       actor.subject,
       actor.requestId,
     ],
-  });
+  };
+}
+
+/** Appends the rows of one transaction's stock changes in one statement (D24). */
+export async function appendMovements(tx: Tx, entries: readonly MovementEntry[], actor: Actor): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.query({ name: 'append-movements', ...movementInsert(entries, actor) });
 }
 
 /** A unit's history, newest first. */
