@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { expectServerDeclined, HAL_JSON_UTF8 } from '../support/http.js';
 import { freshClaims, hs256ByHand, nowSeconds, rsaKeyPair, signClaims, unsignedToken } from '../support/jwt.js';
@@ -197,5 +197,26 @@ describe('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE configured', () => {
 
   it('refuses a token without an audience, naming the audience', async () => {
     await expectRefused({ iss: good.iss }, /audience/i);
+  });
+});
+
+describe('a token accepted before', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is refused as expired once its expiry and the clock tolerance have passed', async () => {
+    const token = signClaims(freshClaims({ exp: nowSeconds() + 60 }));
+    await expectAccepted(token);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 91_000 });
+    await expectInvalidToken(token, /expired/i);
+  });
+
+  it('does not let a copy with an altered signature through', async () => {
+    const token = signToken();
+    await expectAccepted(token);
+    const [header, payload, signature] = token.split('.');
+    const altered = `${header}.${payload}.${signature!.startsWith('A') ? 'B' : 'A'}${signature!.slice(1)}`;
+    await expectInvalidToken(altered, /signature/i);
   });
 });
