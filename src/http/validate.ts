@@ -29,52 +29,45 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 const MAX_NESTING = 64;
 
+type StructuralProblem = { path: PropertyKey[]; message: string };
+
 /**
  * Problems no schema reports: strings holding a NUL character, which PostgreSQL text cannot store, and values
  * nested deeper than any request needs (which would also exhaust recursion further on). Free `details` objects
- * keep their NUL characters: they are stored as JSON text, where NUL is an escape like any other. Walked with an
- * explicit stack, so no input can overflow the call stack here.
+ * keep their NUL characters: they are stored as JSON text, where NUL is an escape like any other. The walk stops
+ * descending at the nesting limit, so its own recursion stays shallow; one path array is shared and copied only
+ * for a problem, because bulk bodies hold millions of values.
  */
-function structuralProblems(input: unknown): { path: PropertyKey[]; message: string }[] {
-  const problems: { path: PropertyKey[]; message: string }[] = [];
-  // Paths are linked to their parent and only spelled out for a problem: bulk bodies have millions of values.
-  type Step = { key: PropertyKey; parent: Step | undefined; depth: number };
-  const pathOf = (step: Step | undefined): PropertyKey[] => {
-    const path: PropertyKey[] = [];
-    for (let at = step; at; at = at.parent) path.push(at.key);
-    return path.reverse();
-  };
-  const pending: { value: unknown; step: Step | undefined; inDetails: boolean }[] = [
-    { value: input, step: undefined, inDetails: false },
-  ];
-  while (pending.length > 0) {
-    const { value, step, inDetails } = pending.pop()!;
+function structuralProblems(input: unknown): StructuralProblem[] {
+  const problems: StructuralProblem[] = [];
+  const path: PropertyKey[] = [];
+  const visit = (value: unknown, inDetails: boolean): void => {
     if (typeof value === 'string') {
       if (!inDetails && value.includes('\u0000'))
-        problems.push({ path: pathOf(step), message: 'must not contain a NUL character' });
-      continue;
+        problems.push({ path: [...path], message: 'must not contain a NUL character' });
+      return;
     }
-    if (typeof value !== 'object' || value === null) continue;
-    const depth = step?.depth ?? 0;
-    if (depth >= MAX_NESTING) {
-      problems.push({ path: pathOf(step), message: `must not be nested deeper than ${MAX_NESTING} levels` });
-      continue;
+    if (typeof value !== 'object' || value === null) return;
+    if (path.length >= MAX_NESTING) {
+      problems.push({ path: [...path], message: `must not be nested deeper than ${MAX_NESTING} levels` });
+      return;
     }
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
-        pending.push({ value: value[index], step: { key: index, parent: step, depth: depth + 1 }, inDetails });
+        path.push(index);
+        visit(value[index], inDetails);
+        path.pop();
       }
     } else if (isJsonObject(value)) {
       for (const key of Object.keys(value)) {
-        pending.push({
-          value: value[key],
-          step: { key, parent: step, depth: depth + 1 },
-          inDetails: inDetails || key === 'details',
-        });
+        path.push(key);
+        visit(value[key], inDetails || key === 'details');
+        path.pop();
       }
     }
-  }
-  return problems.reverse();
+  };
+  visit(input, false);
+  return problems;
 }
 
 /**
