@@ -76,7 +76,11 @@ export async function selectLoadUnitByPKey(db: Queryable, pKey: string): Promise
 }
 
 export async function lockLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow | undefined> {
-  const result = await tx.query<RawLoadUnit>(`${SELECT_LOAD_UNIT} WHERE lu.p_key = $1::uuid FOR UPDATE OF lu`, [pKey]);
+  const result = await tx.query<RawLoadUnit>({
+    name: 'lock-load-unit-by-pkey',
+    text: `${SELECT_LOAD_UNIT} WHERE lu.p_key = $1::uuid FOR UPDATE OF lu`,
+    values: [pKey],
+  });
   const raw = result.rows[0];
   return raw && toLoadUnit(raw);
 }
@@ -86,10 +90,11 @@ export async function lockLoadUnitAtPosition(
   transportUnitBK: string,
   position: string,
 ): Promise<LoadUnitRow | undefined> {
-  const result = await tx.query<RawLoadUnit>(
-    `${SELECT_LOAD_UNIT} WHERE tu.bk = $1::text AND lu.physical_position = $2::text FOR UPDATE OF lu`,
-    [transportUnitBK, position],
-  );
+  const result = await tx.query<RawLoadUnit>({
+    name: 'lock-load-unit-at-position',
+    text: `${SELECT_LOAD_UNIT} WHERE tu.bk = $1::text AND lu.physical_position = $2::text FOR UPDATE OF lu`,
+    values: [transportUnitBK, position],
+  });
   const raw = result.rows[0];
   return raw && toLoadUnit(raw);
 }
@@ -163,11 +168,12 @@ export async function updateLoadUnitLocked(tx: Tx, loadUnitId: number, locked: b
 
 /** Whether the LoadUnit carries a PackagingUnit (with something in it) of another Product than this one. */
 export async function carriesOtherProduct(db: Queryable, loadUnitId: number, productId: number): Promise<boolean> {
-  const result = await db.query<{ carries: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM packaging_unit
+  const result = await db.query<{ carries: boolean }>({
+    name: 'load-unit-carries-other-product',
+    text: `SELECT EXISTS (SELECT 1 FROM packaging_unit
                      WHERE load_unit_id = $1::bigint AND product_id <> $2::bigint AND qty_magnitude > 0) AS carries`,
-    [loadUnitId, productId],
-  );
+    values: [loadUnitId, productId],
+  });
   return result.rows[0]?.carries ?? false;
 }
 

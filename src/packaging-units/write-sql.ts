@@ -87,11 +87,12 @@ export async function lockUnitsOfProductInLoadUnit(
   productId: number,
   state?: string,
 ): Promise<number[]> {
-  const result = await tx.query<{ id: number }>(
-    `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND ($3::text IS NULL OR state = $3)
+  const result = await tx.query<{ id: number }>({
+    name: 'lock-units-of-product-in-load-unit',
+    text: `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND ($3::text IS NULL OR state = $3)
       ORDER BY id FOR UPDATE`,
-    [loadUnitId, productId, state ?? null],
-  );
+    values: [loadUnitId, productId, state ?? null],
+  });
   return result.rows.map((row) => row.id);
 }
 
@@ -104,11 +105,12 @@ export async function lockUnitsOfProductOnLocation(tx: Tx, locationId: number, p
 }
 
 export async function updateUnitQuantity(tx: Tx, id: number, magnitude: string, code: string): Promise<void> {
-  await tx.query(
-    `UPDATE packaging_unit SET qty_magnitude = $2::numeric, qty_code = $3, ol = ol + 1, last_modified_dt = now()
+  await tx.query({
+    name: 'update-unit-quantity',
+    text: `UPDATE packaging_unit SET qty_magnitude = $2::numeric, qty_code = $3, ol = ol + 1, last_modified_dt = now()
       WHERE id = $1`,
-    [id, magnitude, code],
-  );
+    values: [id, magnitude, code],
+  });
 }
 
 export async function updateUnitState(
@@ -144,8 +146,9 @@ export async function insertSplit(
   },
 ): Promise<{ id: number; pKey: string }> {
   const moves = changes.loadUnitId !== undefined || changes.locationId !== undefined;
-  const result = await tx.query<{ id: number; pKey: string }>(
-    `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
+  const result = await tx.query<{ id: number; pKey: string }>({
+    name: 'insert-split',
+    text: `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
                                  dimension, weight_magnitude, weight_code, distribution, physical_position,
                                  serial_number, expires_at, labels, details, message_no, message_text)
      SELECT product_id, $2::numeric, $3, CASE WHEN $4 THEN $5::bigint ELSE load_unit_id END,
@@ -154,7 +157,7 @@ export async function insertSplit(
             CASE WHEN $8 THEN $9 ELSE message_no END, CASE WHEN $8 THEN $10 ELSE message_text END
        FROM packaging_unit WHERE id = $1
      RETURNING id, p_key AS "pKey"`,
-    [
+    values: [
       sourceId,
       qty.magnitude,
       qty.code,
@@ -166,7 +169,7 @@ export async function insertSplit(
       changes.message?.messageNo ?? null,
       changes.message?.messageText ?? null,
     ],
-  );
+  });
   return result.rows[0]!;
 }
 
@@ -175,9 +178,10 @@ export async function updateUnitHolder(
   ids: readonly number[],
   holder: { loadUnitId: number | null; locationId: number | null },
 ): Promise<void> {
-  await tx.query(
-    `UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
+  await tx.query({
+    name: 'update-unit-holder',
+    text: `UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
       WHERE id = ANY($1::bigint[])`,
-    [ids, holder.loadUnitId, holder.locationId],
-  );
+    values: [ids, holder.loadUnitId, holder.locationId],
+  });
 }
