@@ -7,9 +7,13 @@ declare module 'http' {
   interface IncomingMessage {
     /** The request id (D6): the client's X-Request-Id when it sent a sane one, else a new UUID. */
     id: string;
-    /** A logger whose lines carry the request's id, method and URL. */
-    log: Logger;
+    /** Logs what went wrong while answering, with the request's id, method and URL on the line. */
+    log: RequestLog;
   }
+}
+
+export interface RequestLog {
+  error(fields: Record<string, unknown>, message: string, ...args: unknown[]): void;
 }
 
 const ACCEPTABLE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
@@ -35,17 +39,15 @@ function requestFields(req: Request): { id: string; method: string; url: string;
  * Gives every request an id (the client's X-Request-Id when it sends a sane one), echoes it, and writes one
  * access-log line per request carrying it, with the status, the time taken and the token's subject. Written
  * here rather than with pino-http: its three child loggers and wrapped serializers per request were a tenth of
- * the service's CPU time on a simple read (BENCHMARKS.md, F5); a request's own logger is made only when used.
+ * the service's CPU time on a simple read (BENCHMARKS.md, F5). Nothing is built per request beyond the line.
  */
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
     req.id = requestIdOf(req, res);
-    let requestLogger: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      get: () => (requestLogger ??= logger.child({ req: requestFields(req) })),
-    });
+    req.log = {
+      error: (fields, message, ...args) => logger.error({ ...fields, req: requestFields(req) }, message, ...args),
+    };
     let logged = false;
     // 'close' alone marks a request whose client went away before the response was complete.
     const logCompletion = (): void => {

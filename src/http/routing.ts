@@ -42,9 +42,8 @@ function chooseMediaType(req: Request, produces: readonly string[]): string | un
   return req.accepts(offered) || undefined;
 }
 
-function negotiate(produces: readonly string[] | undefined): RequestHandler {
+function negotiate(produces: readonly string[]): RequestHandler {
   return (req, _res, next) => {
-    if (!produces) return next();
     const chosen = chooseMediaType(req, produces);
     if (!chosen) return next(notAcceptable(produces));
     req.mediaType = chosen;
@@ -132,9 +131,11 @@ export class Routes {
 
   add(definition: RouteDefinition): this {
     const writes = definition.method !== 'GET';
+    const scopes = writes ? this.requiredScopes.write : this.requiredScopes.read;
+    // Every layer costs a dispatch on each request, so steps with nothing to check are left out.
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
-      requireScopes(writes ? this.requiredScopes.write : this.requiredScopes.read),
-      negotiate(definition.produces),
+      ...(scopes.length > 0 ? [requireScopes(scopes)] : []),
+      ...(definition.produces ? [negotiate(definition.produces)] : []),
       ...readBody(definition.consumes, this.bodyLimit),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),
       // Express 5 forwards a rejected promise to the error handler.
