@@ -47,8 +47,8 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     consumes: ['json'],
     handler: async (req: Request, res: Response) => {
       const { products, pathPrefix } = parseProducts(req.body);
-      const created = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix));
-      if (created.length === 1 && created[0]) res.location(href(req, `/v1/products/${created[0].pKey}`));
+      const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix));
+      if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
     doc: {

@@ -95,26 +95,39 @@ function duplicates(values: readonly string[]): string[] {
   return [...repeated];
 }
 
+/** The SKUs named more than once, or already stored, in request order: D10's 409 names them all. */
+async function conflictingSkus(db: Queryable, skus: readonly string[]): Promise<string[]> {
+  const repeated = new Set(duplicates(skus));
+  const stored = await existingSkus(db, [...new Set(skus)]);
+  return [...new Set(skus.filter((sku) => repeated.has(sku) || stored.has(sku)))];
+}
+
 /**
- * D10: all or nothing. Set-based inserts (one statement per table whatever the count); an existing SKU makes
- * the insert skip it, which is detected from the returned rows and rolls the whole request back.
+ * D10: all or nothing, in set-based inserts (one statement per table whatever the count). The product insert
+ * runs under a savepoint: a SKU that exists fails it, and the savepoint lets the conflicting SKUs be looked up
+ * for the 409 without a lookup on every successful bulk. Answers the pKey when exactly one product was sent.
  */
 export async function createProducts(
   tx: Tx,
   products: readonly ProductInput[],
   pathPrefix: (index: number) => string,
-): Promise<{ pKey: string; sku: string }[]> {
+): Promise<string | undefined> {
   await checkStackedProductsExist(tx, products, pathPrefix);
   const skus = products.map((product) => product.sku);
-  const repeated = new Set(duplicates(skus));
-  // A repeated SKU is inserted once; every SKU not inserted already existed. Both kinds are named in one 409.
-  const inserted = new Map((await insertProducts(tx, products.map(productValues))).map((row) => [row.sku, row.pKey]));
-  const conflicting = [...new Set(skus.filter((sku) => repeated.has(sku) || !inserted.has(sku)))];
-  if (conflicting.length > 0) throw productErrors.alreadyExists(conflicting);
-  const created = skus.map((sku) => ({ sku, pKey: inserted.get(sku)! }));
+  if (duplicates(skus).length > 0) throw productErrors.alreadyExists(await conflictingSkus(tx, skus));
+  await tx.query('SAVEPOINT create_products');
+  let pKey: string | undefined;
+  try {
+    pKey = await insertProducts(tx, products.map(productValues));
+  } catch (error) {
+    if ((error as { constraint?: string }).constraint !== 'product_sku_unique') throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT create_products');
+    const conflicting = await conflictingSkus(tx, skus);
+    throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
+  }
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
-  return created;
+  return products.length === 1 ? pKey : undefined;
 }
 
 export async function findProductBySku(db: Queryable, sku: string): Promise<ProductRow> {

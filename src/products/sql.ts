@@ -1,5 +1,5 @@
 import type Cursor from 'pg-cursor';
-import { columnOf } from '../db/columns.js';
+import { columnOf, sparseColumnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
@@ -88,12 +88,12 @@ const PRODUCT_COLUMNS = `
     FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id), '[]'::json)
     AS "stackingRules"`;
 
-/** Inserts every product in one statement; SKUs that already exist are skipped and so missing from the result. */
-export async function insertProducts(
-  tx: Tx,
-  products: readonly ProductValues[],
-): Promise<{ sku: string; pKey: string }[]> {
-  const result = await tx.query<{ sku: string; pKey: string }>(
+/**
+ * Inserts every product in one statement, answering the pKey of the first (the only one a caller needs, for a
+ * single product's Location). An existing SKU fails the statement with a unique violation of product_sku_unique.
+ */
+export async function insertProducts(tx: Tx, products: readonly ProductValues[]): Promise<string | undefined> {
+  const result = await tx.query<{ pKey: string }>(
     `INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description, availability_state,
                           classification, product_group, stock_zone, overbooking_allowed, dimension, details)
      SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
@@ -102,25 +102,24 @@ export async function insertProducts(
                    $9::text[], $10::text[], $11::boolean[], $12::json[], $13::json[])
          AS v(sku, label, account_id, magnitude, unit_code, description, availability_state, classification,
               product_group, stock_zone, overbooking_allowed, dimension, details)
-     ON CONFLICT (sku) DO NOTHING
-     RETURNING sku, p_key AS "pKey"`,
+     ${products.length === 1 ? 'RETURNING p_key AS "pKey"' : ''}`,
     [
       columnOf(products, 'sku'),
-      columnOf(products, 'label'),
-      columnOf(products, 'accountId'),
+      sparseColumnOf(products, 'label'),
+      sparseColumnOf(products, 'accountId'),
       columnOf(products, 'baseUnitMagnitude'),
       columnOf(products, 'baseUnitCode'),
-      columnOf(products, 'description'),
-      columnOf(products, 'availabilityState'),
-      columnOf(products, 'classification'),
-      columnOf(products, 'group'),
-      columnOf(products, 'stockZone'),
-      columnOf(products, 'overbookingAllowed'),
-      columnOf(products, 'dimension'),
-      columnOf(products, 'details'),
+      sparseColumnOf(products, 'description'),
+      sparseColumnOf(products, 'availabilityState'),
+      sparseColumnOf(products, 'classification'),
+      sparseColumnOf(products, 'group'),
+      sparseColumnOf(products, 'stockZone'),
+      sparseColumnOf(products, 'overbookingAllowed'),
+      sparseColumnOf(products, 'dimension'),
+      sparseColumnOf(products, 'details'),
     ],
   );
-  return result.rows;
+  return result.rows[0]?.pKey;
 }
 
 export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValues[]): Promise<void> {
