@@ -6,6 +6,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
@@ -41,10 +42,10 @@ function listen(server: Server, config: Config): Promise<void> {
 }
 
 /**
- * Stop accepting, let in-flight requests finish until the deadline, then close the pool and the embedded
- * database. A second signal ends the process at once.
+ * Stop accepting, let in-flight requests finish until the deadline (each connection closing after its current
+ * request), then close the pool and the embedded database. A second signal ends the process at once.
  */
-function installShutdown(server: Server, database: Database, config: Config, logger: Logger): void {
+function installShutdown(server: Server, draining: Draining, database: Database, config: Config, logger: Logger): void {
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
@@ -58,6 +59,7 @@ function installShutdown(server: Server, database: Database, config: Config, log
       server.closeAllConnections();
     }, config.shutdownTimeoutMs);
     deadline.unref();
+    draining.start();
     server.close(() => {
       clearTimeout(deadline);
       database
@@ -146,8 +148,9 @@ async function main(): Promise<void> {
       app,
     );
     answerClientErrors(server, logger);
+    const draining = drainOnShutdown(server);
     await listen(server, config);
-    installShutdown(server, database, config, logger);
+    installShutdown(server, draining, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {

@@ -142,3 +142,98 @@ describe('SIGTERM while 50 connections are busy', () => {
     expect(await committedProducts()).toBe(CONNECTIONS * PRODUCTS_PER_REQUEST);
   }, 90_000);
 });
+
+/** A bulk create sent on an established keep-alive connection and held in flight until `sendBody`. */
+function heldOnKeptConnection(port: number, agent: http.Agent, index: number): HeldRequest & { reused(): boolean } {
+  const payload = Buffer.from(JSON.stringify([{ sku: `DRAIN-${index}`, baseUnit: pc(1) }]));
+  const request = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/v1/products',
+    agent,
+    headers: {
+      Authorization: bearer(),
+      'Content-Type': 'application/json',
+      'Content-Length': payload.length,
+      Expect: '100-continue',
+    },
+  });
+  const accepted = new Promise<void>((resolve) => request.once('continue', () => resolve()));
+  const outcome = new Promise<{ status?: number; error?: string; body: string }>((resolve) => {
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode, body: String(response.headers.connection) }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body: '' }));
+  });
+  request.flushHeaders();
+  return { accepted, sendBody: () => request.end(payload), outcome, reused: () => request.reusedSocket };
+}
+
+function getOn(port: number, agent: http.Agent): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(
+        { host: '127.0.0.1', port, path: '/v1/products/index', agent, headers: { Authorization: bearer() } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode));
+        },
+      )
+      .on('error', reject);
+  });
+}
+
+describe('SIGTERM while clients keep their connections open (keep-alive)', () => {
+  it('answers the requests in flight with Connection: close and exits without waiting for the connections', async () => {
+    const drainDir = await tempDir('inventory-drain-');
+    const connections = 10;
+    const agents = Array.from({ length: connections }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    // Idle connections would be kept for a minute: only closing them after their answer lets the service go.
+    const drained = startService(
+      {
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        AUTH_JWT_SECRET: TEST_SECRET,
+        DATA_DIR: drainDir,
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
+        SHUTDOWN_TIMEOUT_MS: '60000',
+      },
+      await freePort(),
+    );
+    try {
+      await waitUntilUp(drained, 60_000);
+      expect(await Promise.all(agents.map((agent) => getOn(drained.port, agent)))).toEqual(
+        Array(connections).fill(200),
+      );
+      const held = agents.map((agent, i) => heldOnKeptConnection(drained.port, agent, i));
+      await Promise.all(held.map((request) => request.accepted));
+      expect(held.map((request) => request.reused())).toEqual(Array(connections).fill(true));
+
+      drained.child.kill('SIGTERM');
+      await eventually(
+        'the shutdown to begin',
+        () =>
+          drained
+            .logEntries()
+            .some((entry) => entry.msg === 'shutting down: no new connections, finishing in-flight requests'),
+        10_000,
+      );
+      for (const request of held) request.sendBody();
+      const outcomes = await Promise.all(held.map((request) => request.outcome));
+
+      expect(outcomes).toEqual(Array(connections).fill({ status: 201, body: 'close' }));
+      expect(await waitForExit(drained, 15_000)).toEqual({ code: 0, signal: null });
+      expect(
+        drained
+          .logEntries()
+          .some((entry) => entry.msg === 'shutdown deadline reached: closing the remaining connections'),
+      ).toBe(false);
+    } finally {
+      for (const agent of agents) agent.destroy();
+      await stopServices([drained]);
+      await removeTempDir(drainDir);
+    }
+  }, 120_000);
+});
