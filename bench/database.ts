@@ -41,7 +41,7 @@ async function onAdmin<T>(adminUrl: string, run: (client: pg.Client) => Promise<
 }
 
 /** Stops the embedded server without waiting forever: its stop() hangs when postgres has already gone. */
-function killPostmaster(clusterDir: string, signal: NodeJS.Signals): number | undefined {
+export function killPostmaster(clusterDir: string, signal: NodeJS.Signals): number | undefined {
   try {
     const pid = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     if (!Number.isInteger(pid) || pid <= 0) return undefined;

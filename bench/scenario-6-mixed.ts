@@ -20,15 +20,18 @@ export const mixedStock: StockShape = {
   unitQuantity: 100,
 };
 
+export type MixedRequestKind = 'read product' | 'read unit' | 'move' | 'allocate';
+
 /** What each kind of request may answer. 404/409 are what moves provoke by design (source empty or all reserved). */
-const EXPECTED: Record<string, readonly number[]> = {
+export const MIXED_EXPECTED_STATUSES: Record<MixedRequestKind, readonly number[]> = {
   'read product': [200],
   'read unit': [200],
   move: [204, 404, 409],
   allocate: [200],
 };
 
-function moveRequest(): PlannedRequest {
+/** A quantity move of 1-3 PC between the two LoadUnits of one mixed Product, either way. */
+export function mixedMoveRequest(): PlannedRequest {
   const product = 1 + Math.floor(Math.random() * MIXED_PRODUCTS);
   const [from, to] = Math.random() < 0.5 ? [product, product + MIXED_PRODUCTS] : [product + MIXED_PRODUCTS, product];
   return {
@@ -63,7 +66,7 @@ export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string
       return { path: `/v1/products?sku=${sku}`, kind: 'read product' };
     }
     if (dice < 0.7) return { path: `/v1/packaging-units/${pick(unitKeys)}`, kind: 'read unit' };
-    if (dice < 0.9) return moveRequest();
+    if (dice < 0.9) return mixedMoveRequest();
     const pieces = 1 + Math.floor(Math.random() * 3);
     const sku = productSku(MIXED_PREFIX, 1 + Math.floor(Math.random() * MIXED_PRODUCTS));
     return { method: 'POST', path: '/allocation/transport-units', body: allocationBody(sku, pieces), kind: 'allocate' };
@@ -94,7 +97,7 @@ export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string
   let errors = measured.connectionErrors;
   for (const [kind, statuses] of Object.entries(measured.statusesByKind)) {
     for (const [status, count] of Object.entries(statuses)) {
-      if (EXPECTED[kind]?.includes(Number(status))) continue;
+      if (MIXED_EXPECTED_STATUSES[kind as MixedRequestKind]?.includes(Number(status))) continue;
       (unexpected[kind] ??= {})[status] = count;
       errors += count;
     }

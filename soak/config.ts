@@ -1,0 +1,38 @@
+/** Soak settings, read once from the environment. */
+export interface SoakConfig {
+  readonly minutes: number;
+  /** autocannon connections to the round-robin proxy. */
+  readonly connections: number;
+  /** A fault every this many seconds, the first one interval into the run. */
+  readonly faultIntervalSeconds: number;
+  /** Whether every setting is the default: only such a run rewrites soak/results.json and RELIABILITY.md. */
+  readonly full: boolean;
+}
+
+export const SOAK_DEFAULTS = { minutes: 10, connections: 50, faultIntervalSeconds: 60 } as const;
+
+function positiveNumber(name: string, fallback: number, options: { integer: boolean; minimum: number }): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < options.minimum || (options.integer && !Number.isInteger(value))) {
+    const what = options.integer ? 'a whole number' : 'a number';
+    throw new Error(`${name} must be ${what} of at least ${options.minimum}, not '${raw}'`);
+  }
+  return value;
+}
+
+export function loadSoakConfig(): SoakConfig {
+  const minutes = positiveNumber('SOAK_MINUTES', SOAK_DEFAULTS.minutes, { integer: false, minimum: 0.5 });
+  const connections = positiveNumber('SOAK_CONNECTIONS', SOAK_DEFAULTS.connections, { integer: true, minimum: 1 });
+  // A fault needs time to recover (a database restart takes about ten seconds) before the next one.
+  const faultIntervalSeconds = positiveNumber('SOAK_FAULT_INTERVAL_SECONDS', SOAK_DEFAULTS.faultIntervalSeconds, {
+    integer: true,
+    minimum: 20,
+  });
+  const full =
+    minutes === SOAK_DEFAULTS.minutes &&
+    connections === SOAK_DEFAULTS.connections &&
+    faultIntervalSeconds === SOAK_DEFAULTS.faultIntervalSeconds;
+  return { minutes, connections, faultIntervalSeconds, full };
+}

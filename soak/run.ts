@@ -1,0 +1,175 @@
+import { mkdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describeMachine } from '../bench/machine.js';
+import { cleanupAll, installCleanupHandlers, onCleanup, onStopping } from '../bench/processes.js';
+import { step } from '../bench/progress.js';
+import { PROJECT_ROOT } from '../test/support/service-process.js';
+import { bearer, signToken } from '../test/support/tokens.js';
+import { sleep } from '../test/reliability/harness.js';
+import { endChecks, mixedProductTotals } from './checks.js';
+import { startSoakCluster, waitUntilAllAnswer } from './cluster.js';
+import { loadSoakConfig } from './config.js';
+import { startSoakDatabase } from './database.js';
+import { scheduleFaults } from './faults.js';
+import { clock, count, describeExit, nonZero } from './format.js';
+import {
+  failuresOf,
+  soakSection,
+  summaryLines,
+  writeReliabilitySection,
+  writeResults,
+  type SoakReport,
+} from './report.js';
+import { ERROR_CLASSES, soakTally, type ErrorCounts } from './tally.js';
+import { startTraffic } from './traffic.js';
+import { mixedRequests, PROBE_PATH, seedSoakStock } from './workload.js';
+
+const INSTANCES = 3;
+const PROGRESS_EVERY_MS = 10_000;
+const FINAL_RECOVERY_LIMIT_MS = 120_000;
+/** Instance logs, the PostgreSQL log and the results of runs at other than the default settings. */
+const SCRATCH_DIR = path.join(PROJECT_ROOT, 'soak', 'results');
+const RESULTS_JSON = path.join(PROJECT_ROOT, 'soak', 'results.json');
+const RELIABILITY_MD = path.join(PROJECT_ROOT, 'RELIABILITY.md');
+
+function openPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'inventory-soak' });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+function outsideFaults(errors: ErrorCounts, during: readonly ErrorCounts[]): ErrorCounts {
+  return Object.fromEntries(
+    ERROR_CLASSES.map((name) => [name, during.reduce((rest, counts) => rest - counts[name], errors[name])]),
+  ) as ErrorCounts;
+}
+
+async function main(): Promise<number> {
+  installCleanupHandlers();
+  const config = loadSoakConfig();
+  const durationSeconds = Math.round(config.minutes * 60);
+  const loadAverageAtStart = os.loadavg()[0] ?? 0;
+  // Only this run's logs: an earlier run may have replaced more instances.
+  await rm(SCRATCH_DIR, { recursive: true, force: true });
+  await mkdir(SCRATCH_DIR, { recursive: true });
+  step(
+    `soak: ${config.minutes} min, ${config.connections} connections, a fault every ${config.faultIntervalSeconds} s` +
+      (config.full ? '' : ' (not the default settings: RELIABILITY.md and soak/results.json stay as they are)'),
+  );
+
+  const database = await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log'));
+  onCleanup('embedded PostgreSQL', () => database.remove(), database.removeAtExit);
+  step(`embedded PostgreSQL ${database.serverVersion} up; starting ${INSTANCES} instances on it…`);
+  const authorization = bearer(signToken({ sub: 'soak' }, { expiresIn: durationSeconds + 3600 }));
+  const cluster = await startSoakCluster({
+    databaseUrl: database.url,
+    instances: INSTANCES,
+    authorization,
+    probePath: PROBE_PATH,
+  });
+  onCleanup(
+    'service instances',
+    async () => {
+      await cluster.stop();
+    },
+    cluster.killAtExit,
+  );
+
+  const seedPool = openPool(database.url);
+  const unitKeys = await seedSoakStock(seedPool);
+  const seededTotals = await mixedProductTotals(seedPool);
+  await seedPool.end();
+
+  const startedAt = Date.now();
+  const elapsed = (): string => clock((Date.now() - startedAt) / 1000);
+  const log = (line: string): void => step(`[${new Date().toISOString().slice(11, 19)} +${elapsed()}] ${line}`);
+  const tally = soakTally(startedAt);
+  step(`mixed workload through the proxy ${cluster.url} for ${clock(durationSeconds)}…`);
+  const traffic = startTraffic({
+    url: cluster.url,
+    connections: config.connections,
+    seconds: durationSeconds,
+    authorization,
+    next: mixedRequests(unitKeys),
+    tally,
+  });
+  onStopping(() => traffic.stop());
+  const faults = scheduleFaults({
+    database,
+    cluster,
+    tally,
+    startedAt,
+    intervalSeconds: config.faultIntervalSeconds,
+    durationSeconds,
+    log,
+  });
+  const progress = setInterval(
+    () => log(`${count(tally.answered())} answers, errors: ${nonZero(tally.errors)}; last fault: ${faults.latest()}`),
+    PROGRESS_EVERY_MS,
+  );
+  const trafficResult = await traffic.finished.finally(() => clearInterval(progress));
+  await faults.finish();
+
+  log('load finished; waiting until every instance answers, then checking the database…');
+  const finalRecovery = await waitUntilAllAnswer(cluster, FINAL_RECOVERY_LIMIT_MS);
+  // Requests cut off by the end of the run may still be finishing on the server.
+  await sleep(1000);
+  const checkPool = openPool(database.url);
+  const checks = await endChecks(checkPool, tally, seededTotals);
+  await checkPool.end();
+  const finalExits = (await cluster.stop()).map(describeExit);
+  const logs = await cluster.writeLogs(SCRATCH_DIR);
+  await database.remove();
+
+  const serviceErrorLines: Record<string, number> = {};
+  for (const { errorsByMessage } of logs) {
+    for (const [message, n] of Object.entries(errorsByMessage)) {
+      serviceErrorLines[message] = (serviceErrorLines[message] ?? 0) + n;
+    }
+  }
+  const failures = failuresOf(tally.errors, faults.records, checks, finalExits);
+  if (finalRecovery === undefined) failures.push('the instances did not all answer after the load');
+  const report: SoakReport = {
+    startedAt: new Date(startedAt).toISOString(),
+    minutes: config.minutes,
+    connections: config.connections,
+    faultIntervalSeconds: config.faultIntervalSeconds,
+    instances: INSTANCES,
+    machine: describeMachine(database.serverVersion, 'embedded', loadAverageAtStart),
+    traffic: { ...trafficResult, answered: tally.answered() },
+    statusesByKind: tally.statusesByKind,
+    errors: tally.errors,
+    errorsOutsideFaults: outsideFaults(
+      tally.errors,
+      faults.records.map((fault) => fault.errorsDuring),
+    ),
+    connectionErrorCodes: tally.connectionErrorCodes,
+    faults: faults.records,
+    checks,
+    finalExits,
+    serviceErrorLines,
+    unexpectedAnswers: tally.samples,
+    failures,
+  };
+
+  const resultsFile = config.full ? RESULTS_JSON : path.join(SCRATCH_DIR, 'latest.json');
+  await writeResults(resultsFile, report);
+  if (config.full) await writeReliabilitySection(RELIABILITY_MD, soakSection(report));
+  const written = config.full ? `${resultsFile} and ${RELIABILITY_MD}` : resultsFile;
+  const footer = `wrote ${written}; instance and PostgreSQL logs in ${SCRATCH_DIR}`;
+  process.stdout.write(['', ...summaryLines(report), footer, ''].join('\n'));
+  return failures.length === 0 ? 0 : 1;
+}
+
+main()
+  .then(async (code) => {
+    await cleanupAll();
+    process.exit(code);
+  })
+  .catch(async (error: unknown) => {
+    step(`soak failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    await cleanupAll();
+    process.exit(1);
+  });
