@@ -167,3 +167,18 @@ describe('GET /swagger-ui', () => {
     expect(escape.text).not.toContain('"dependencies"');
   });
 });
+
+describe('every answer', () => {
+  it('names no framework (no X-Powered-By) and forbids content sniffing, on success and on error', async () => {
+    const answers = await Promise.all([
+      request(ctx.app).get('/v1/products/index').set('Authorization', bearer()),
+      request(ctx.app).get('/v1/products/index'),
+      request(ctx.app).get('/no/such/path').set('Authorization', bearer()),
+    ]);
+    expect(answers.map((response) => response.status)).toEqual([200, 401, 404]);
+    for (const response of answers) {
+      expect(response.headers['x-powered-by']).toBeUndefined();
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+});
