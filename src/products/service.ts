@@ -127,7 +127,7 @@ export async function createProducts(
   }
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
-  return products.length === 1 ? pKey : undefined;
+  return pKey;
 }
 
 export async function findProductBySku(db: Queryable, sku: string): Promise<ProductRow> {

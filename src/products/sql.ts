@@ -89,8 +89,9 @@ const PRODUCT_COLUMNS = `
     AS "stackingRules"`;
 
 /**
- * Inserts every product in one statement, answering the pKey of the first (the only one a caller needs, for a
- * single product's Location). An existing SKU fails the statement with a unique violation of product_sku_unique.
+ * Inserts every product in one statement; answers the pKey only when there is exactly one product (for its
+ * Location header), so a bulk sends no rows back. An existing SKU fails the statement with a unique violation
+ * of product_sku_unique.
  */
 export async function insertProducts(tx: Tx, products: readonly ProductValues[]): Promise<string | undefined> {
   const result = await tx.query<{ pKey: string }>(
