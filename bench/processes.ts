@@ -86,6 +86,20 @@ export function cleanupAll(): Promise<void> {
   return cleaningUp;
 }
 
+/** Runs a runner's main to the end: its exit code after every cleanup, or 1 after saying what failed. */
+export function runToExit(main: () => Promise<number>, what: string): void {
+  main()
+    .then(async (code) => {
+      await cleanupAll();
+      process.exit(code);
+    })
+    .catch(async (error: unknown) => {
+      console.error(`${what} failed:`, error instanceof Error ? (error.stack ?? error.message) : error);
+      await cleanupAll();
+      process.exit(1);
+    });
+}
+
 /** Ctrl+C, SIGTERM and crashes end the run through cleanupAll; a bare exit still kills what is left. */
 export function installCleanupHandlers(): void {
   let firstSignalAt = 0;

@@ -6,7 +6,7 @@ import { loadBenchConfig, type BenchConfig } from './config.js';
 import { openBenchDatabase, type BenchDatabase } from './database.js';
 import { bearerToken, JWT_SECRET } from './load.js';
 import { describeMachine } from './machine.js';
-import { cleanupAll, installCleanupHandlers, stopProcess } from './processes.js';
+import { installCleanupHandlers, runToExit, stopProcess } from './processes.js';
 import { step } from './progress.js';
 import { initPgbench } from './pgbench.js';
 import { printSummary, writeReport, type RunReport } from './report.js';
@@ -133,13 +133,4 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : 1;
 }
 
-main()
-  .then(async (code) => {
-    await cleanupAll();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    console.error('benchmark failed:', error);
-    await cleanupAll();
-    process.exit(1);
-  });
+runToExit(main, 'benchmark');

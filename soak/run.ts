@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { describeMachine } from '../bench/machine.js';
-import { cleanupAll, installCleanupHandlers, onCleanup, onStopping } from '../bench/processes.js';
+import { installCleanupHandlers, onCleanup, onStopping, runToExit } from '../bench/processes.js';
 import { step } from '../bench/progress.js';
 import { PROJECT_ROOT } from '../test/support/service-process.js';
 import { bearer, signToken } from '../test/support/tokens.js';
@@ -163,13 +163,4 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : 1;
 }
 
-main()
-  .then(async (code) => {
-    await cleanupAll();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    step(`soak failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    await cleanupAll();
-    process.exit(1);
-  });
+runToExit(main, 'soak');

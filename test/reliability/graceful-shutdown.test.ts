@@ -51,25 +51,32 @@ afterAll(async () => {
   await removeTempDir(dataDir);
 }, 60_000);
 
+interface HeldOutcome {
+  status?: number;
+  error?: string;
+  body: string;
+  /** The answer's Connection header. */
+  connection?: string;
+}
+
 interface HeldRequest {
   /** Resolves when the service answered `100 Continue`: it has accepted the connection and read the head. */
   readonly accepted: Promise<void>;
   sendBody(): void;
-  readonly outcome: Promise<{ status?: number; error?: string; body: string }>;
+  readonly outcome: Promise<HeldOutcome>;
+  /** Whether the request went out on a connection kept from an earlier request. */
+  reused(): boolean;
 }
 
-function heldBulkCreate(port: number, index: number): HeldRequest {
-  const products = Array.from({ length: PRODUCTS_PER_REQUEST }, (_, i) => ({
-    sku: `SHUTDOWN-${index}-${i}`,
-    baseUnit: pc(1),
-  }));
-  const payload = Buffer.from(JSON.stringify(products));
+/** A bulk create sent with `Expect: 100-continue`, on its own connection (agent false) or the agent's. */
+function heldCreate(port: number, skus: readonly string[], agent: http.Agent | false): HeldRequest {
+  const payload = Buffer.from(JSON.stringify(skus.map((sku) => ({ sku, baseUnit: pc(1) }))));
   const request = http.request({
     host: '127.0.0.1',
     port,
     method: 'POST',
     path: '/v1/products',
-    agent: false,
+    agent,
     headers: {
       Authorization: bearer(),
       'Content-Type': 'application/json',
@@ -78,18 +85,19 @@ function heldBulkCreate(port: number, index: number): HeldRequest {
     },
   });
   const accepted = new Promise<void>((resolve) => request.once('continue', () => resolve()));
-  const outcome = new Promise<{ status?: number; error?: string; body: string }>((resolve) => {
+  const outcome = new Promise<HeldOutcome>((resolve) => {
     request.on('response', (response) => {
       let body = '';
+      const connection = response.headers.connection;
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode, body }));
+      response.on('end', () => resolve({ status: response.statusCode, body, connection }));
       response.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body }));
     });
     request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body: '' }));
   });
   request.flushHeaders();
-  return { accepted, sendBody: () => request.end(payload), outcome };
+  return { accepted, sendBody: () => request.end(payload), outcome, reused: () => request.reusedSocket };
 }
 
 const logged = (message: string): boolean => service!.logEntries().some((entry) => entry.msg === message);
@@ -116,7 +124,13 @@ async function committedProducts(): Promise<number> {
 describe('SIGTERM while 50 connections are busy', () => {
   it('finishes every request in flight, refuses new connections, exits 0 and leaves no postgres behind', async () => {
     const { port } = service!;
-    const held = Array.from({ length: CONNECTIONS }, (_, i) => heldBulkCreate(port, i));
+    const held = Array.from({ length: CONNECTIONS }, (_, i) =>
+      heldCreate(
+        port,
+        Array.from({ length: PRODUCTS_PER_REQUEST }, (_, j) => `SHUTDOWN-${i}-${j}`),
+        false,
+      ),
+    );
     await Promise.all(held.map((request) => request.accepted));
     expect(await processesUsing(dataDir!)).not.toEqual([]);
 
@@ -133,7 +147,7 @@ describe('SIGTERM while 50 connections are busy', () => {
     expect(await connectionAttempt(port)).toBe('ECONNREFUSED');
     const outcomes = await Promise.all(held.map((request) => request.outcome));
 
-    expect(outcomes).toEqual(Array(CONNECTIONS).fill({ status: 201, body: '' }));
+    expect(outcomes).toEqual(Array(CONNECTIONS).fill({ status: 201, body: '', connection: 'close' }));
     expect(await waitForExit(service!, 60_000)).toEqual({ code: 0, signal: null });
     expect(logged('stopped')).toBe(true);
     expect(logged('shutdown deadline reached: closing the remaining connections')).toBe(false);
@@ -142,34 +156,6 @@ describe('SIGTERM while 50 connections are busy', () => {
     expect(await committedProducts()).toBe(CONNECTIONS * PRODUCTS_PER_REQUEST);
   }, 90_000);
 });
-
-/** A bulk create sent on an established keep-alive connection and held in flight until `sendBody`. */
-function heldOnKeptConnection(port: number, agent: http.Agent, index: number): HeldRequest & { reused(): boolean } {
-  const payload = Buffer.from(JSON.stringify([{ sku: `DRAIN-${index}`, baseUnit: pc(1) }]));
-  const request = http.request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: '/v1/products',
-    agent,
-    headers: {
-      Authorization: bearer(),
-      'Content-Type': 'application/json',
-      'Content-Length': payload.length,
-      Expect: '100-continue',
-    },
-  });
-  const accepted = new Promise<void>((resolve) => request.once('continue', () => resolve()));
-  const outcome = new Promise<{ status?: number; error?: string; body: string }>((resolve) => {
-    request.on('response', (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode, body: String(response.headers.connection) }));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, body: '' }));
-  });
-  request.flushHeaders();
-  return { accepted, sendBody: () => request.end(payload), outcome, reused: () => request.reusedSocket };
-}
 
 function getOn(port: number, agent: http.Agent): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
@@ -207,7 +193,7 @@ describe('SIGTERM while clients keep their connections open (keep-alive)', () =>
       expect(await Promise.all(agents.map((agent) => getOn(drained.port, agent)))).toEqual(
         Array(connections).fill(200),
       );
-      const held = agents.map((agent, i) => heldOnKeptConnection(drained.port, agent, i));
+      const held = agents.map((agent, i) => heldCreate(drained.port, [`DRAIN-${i}`], agent));
       await Promise.all(held.map((request) => request.accepted));
       expect(held.map((request) => request.reused())).toEqual(Array(connections).fill(true));
 
@@ -223,7 +209,7 @@ describe('SIGTERM while clients keep their connections open (keep-alive)', () =>
       for (const request of held) request.sendBody();
       const outcomes = await Promise.all(held.map((request) => request.outcome));
 
-      expect(outcomes).toEqual(Array(connections).fill({ status: 201, body: 'close' }));
+      expect(outcomes).toEqual(Array(connections).fill({ status: 201, body: '', connection: 'close' }));
       expect(await waitForExit(drained, 15_000)).toEqual({ code: 0, signal: null });
       expect(
         drained
