@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
+import { isRunning } from '../test/support/service-process.js';
 
 export interface TrackedProcess {
   readonly name: string;
@@ -39,18 +39,9 @@ export function spawnTracked(
   return tracked;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** SIGTERM (the service shuts down gracefully and writes its CPU profile), then SIGKILL after the grace time. */
 export async function stopProcess(tracked: TrackedProcess, graceMs = 15_000): Promise<void> {
-  if (!isAlive(tracked.pid) || tracked.child.exitCode !== null) return;
+  if (!isRunning(tracked.pid) || tracked.child.exitCode !== null) return;
   tracked.child.kill('SIGTERM');
   const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), graceMs).unref());
   if ((await Promise.race([tracked.exited, timer])) === 'late') {
@@ -123,22 +114,9 @@ export function installCleanupHandlers(): void {
   });
   process.on('exit', () => {
     for (const tracked of running) {
-      if (isAlive(tracked.pid)) tracked.child.kill('SIGKILL');
+      if (isRunning(tracked.pid)) tracked.child.kill('SIGKILL');
     }
     for (const cleanup of cleanups) cleanup.emergency?.();
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
   });
 }
 

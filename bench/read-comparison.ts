@@ -1,7 +1,14 @@
 import { runLoad, warmUp, type LoadOptions, type LoadResult, type PlannedRequest } from './load.js';
 import { step } from './progress.js';
 import { CEILING_APPLICATION, SERVICE_APPLICATION } from './service.js';
-import { formatNumber, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import {
+  formatNumber,
+  measurementOf,
+  ratioOf,
+  type BenchContext,
+  type ScenarioResult,
+  type TargetCheck,
+} from './results.js';
 
 const MIN_RATIO = 0.8;
 const MAX_P99_MS = 50;
@@ -63,24 +70,8 @@ export async function compareReads(ctx: ReadComparison & { bench: BenchContext }
   return {
     id: ctx.id,
     title: ctx.title,
-    service: {
-      label: 'service',
-      throughput: measured.requestsPerSecond,
-      unit: 'req/s',
-      p50Ms: measured.p50Ms,
-      p99Ms: measured.p99Ms,
-      peakRssMb: measured.peakRssMb,
-      cpu: measured.cpu,
-    },
-    ceiling: {
-      label: 'bare Express 5 + pg, same SELECT',
-      throughput: bare.requestsPerSecond,
-      unit: 'req/s',
-      p50Ms: bare.p50Ms,
-      p99Ms: bare.p99Ms,
-      peakRssMb: bare.peakRssMb,
-      cpu: bare.cpu,
-    },
+    service: measurementOf('service', measured),
+    ceiling: measurementOf('bare Express 5 + pg, same SELECT', bare),
     ratio,
     ratioBasis: 'req/s',
     targets,

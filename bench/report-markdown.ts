@@ -4,7 +4,7 @@ import { DEFAULTS, OTHER_VARIABLES, VARIABLES } from './config.js';
 import type { LoadResult } from './load.js';
 import type { RunReport } from './report.js';
 import { formatNumber, type Measurement, type ScenarioResult } from './results.js';
-import { PROJECT_ROOT } from './service.js';
+import { PROJECT_ROOT } from '../test/support/service-process.js';
 
 const NOTES_MD = path.join(PROJECT_ROOT, 'bench', 'notes.md');
 

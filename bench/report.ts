@@ -6,7 +6,8 @@ import type { BenchConfig } from './config.js';
 import type { MachineInfo } from './machine.js';
 import { latency, num, renderMarkdown, throughput } from './report-markdown.js';
 import type { Measurement, ScenarioResult } from './results.js';
-import { PROJECT_ROOT, RESULTS_DIR } from './service.js';
+import { PROJECT_ROOT } from '../test/support/service-process.js';
+import { RESULTS_DIR } from './service.js';
 
 export interface RunReport {
   readonly startedAt: string;

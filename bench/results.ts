@@ -1,6 +1,7 @@
 import type { BenchConfig } from './config.js';
 import type { CpuShare } from './cpu-share.js';
 import type { BenchDatabase } from './database.js';
+import type { LoadResult } from './load.js';
 import type { PgbenchDatabase } from './pgbench.js';
 import type { RunningServer } from './service.js';
 
@@ -25,6 +26,16 @@ export interface Measurement {
   readonly peakRssMb?: number;
   /** Where the CPU went while this was measured (percent of one core). */
   readonly cpu?: CpuShare;
+}
+
+/** A load run as a table row: its latencies, memory and CPU, at its own or a given throughput and unit. */
+export function measurementOf(
+  label: string,
+  run: LoadResult,
+  unit = 'req/s',
+  throughput = run.requestsPerSecond,
+): Measurement {
+  return { label, throughput, unit, p50Ms: run.p50Ms, p99Ms: run.p99Ms, peakRssMb: run.peakRssMb, cpu: run.cpu };
 }
 
 export interface TargetCheck {

@@ -18,7 +18,8 @@ import { allocation, allocationStock } from './scenario-4-allocation.js';
 import { streamProducts } from './scenario-5-stream.js';
 import { mixedStock, mixedWorkload } from './scenario-6-mixed.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
-import { ensureBuilt, RESULTS_DIR, startCeilingApp, startService } from './service.js';
+import { ensureBuilt } from '../test/support/service-process.js';
+import { RESULTS_DIR, startCeilingApp, startService } from './service.js';
 
 const READ_STOCK_PREFIX = 'TU';
 const UNITS_PER_LOAD_UNIT = 10;

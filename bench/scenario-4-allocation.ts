@@ -2,7 +2,7 @@ import { runLoad, warmUp, type LoadOptions } from './load.js';
 import { runPgbench } from './pgbench.js';
 import { step } from './progress.js';
 import { CEILING_APPLICATION, SERVICE_APPLICATION } from './service.js';
-import { ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import { measurementOf, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { productSku, type StockShape } from './seed.js';
 import { reservationMismatches, reservationViolations, reservedTotal, stockTotals } from './stock-checks.js';
 
@@ -142,15 +142,7 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
   return {
     id: 4,
     title: `POST /allocation/transport-units, ${config.allocationClients} clients on ${config.allocationUnits.toLocaleString('en-US')} units`,
-    service: {
-      label: 'service',
-      throughput: allocationsPerSecond,
-      unit: 'allocations/s',
-      p50Ms: measured.p50Ms,
-      p99Ms: measured.p99Ms,
-      peakRssMb: measured.peakRssMb,
-      cpu: measured.cpu,
-    },
+    service: measurementOf('service', measured, 'allocations/s', allocationsPerSecond),
     ceiling: {
       label: `pgbench TPC-B-like -s ${pgbench.scale} -c ${config.allocationClients} -j 2`,
       throughput: pgbench.tps,
@@ -175,15 +167,7 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
       ceiling: httpTpcb,
     },
     extra: [
-      {
-        label: 'bare Express 5 + pg, pgbench’s TPC-B transaction per HTTP request (pool of 10)',
-        throughput: httpTpcb.requestsPerSecond,
-        unit: 'TPS',
-        p50Ms: httpTpcb.p50Ms,
-        p99Ms: httpTpcb.p99Ms,
-        peakRssMb: httpTpcb.peakRssMb,
-        cpu: httpTpcb.cpu,
-      },
+      measurementOf('bare Express 5 + pg, pgbench’s TPC-B transaction per HTTP request (pool of 10)', httpTpcb, 'TPS'),
     ],
     notes: [
       'The pgbench p50 column holds its average latency (pgbench reports no percentiles).',

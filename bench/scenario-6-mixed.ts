@@ -1,7 +1,7 @@
 import { pick, runLoad, warmUp, type LoadOptions, type PlannedRequest } from './load.js';
 import { step } from './progress.js';
 import { SERVICE_APPLICATION } from './service.js';
-import { formatNumber, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import { formatNumber, measurementOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { allocationBody, allocationTally } from './scenario-4-allocation.js';
 import { productSku, type StockShape } from './seed.js';
 import { ledgerViolations, reservationMismatches, reservationViolations } from './stock-checks.js';
@@ -128,15 +128,7 @@ export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string
   return {
     id: 6,
     title: `Mixed workload (70 % reads, 20 % moves, 10 % allocations), ${config.mixedDuration} s`,
-    service: {
-      label: 'service',
-      throughput: measured.requestsPerSecond,
-      unit: 'req/s',
-      p50Ms: measured.p50Ms,
-      p99Ms: measured.p99Ms,
-      peakRssMb: measured.peakRssMb,
-      cpu: measured.cpu,
-    },
+    service: measurementOf('service', measured),
     targets,
     details: {
       service: measured,

@@ -1,64 +1,18 @@
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdirSync, openSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { freePort, spawnTracked, waitForHttp, type TrackedProcess } from './processes.js';
+import { freePort } from '../test/support/ports.js';
+import { MAIN_JS, PROJECT_ROOT } from '../test/support/service-process.js';
+import { spawnTracked, waitForHttp, type TrackedProcess } from './processes.js';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** application_name of the service's pool (src/db/pool.ts) and of the ceiling app's, for pg_stat_activity. */
 export const SERVICE_APPLICATION = 'inventory-service';
 export const CEILING_APPLICATION = 'bench-ceiling-app';
 export const RESULTS_DIR = path.join(PROJECT_ROOT, 'bench', 'results');
-const MAIN_JS = path.join(PROJECT_ROOT, 'dist', 'main.js');
 
 export interface RunningServer {
   readonly process: TrackedProcess;
   readonly baseUrl: string;
-}
-
-async function newestModification(directory: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(directory, { withFileTypes: true })) {
-    const full = path.join(directory, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? await newestModification(full) : (await stat(full)).mtimeMs);
-  }
-  return newest;
-}
-
-async function isStale(): Promise<boolean> {
-  if (!existsSync(MAIN_JS)) return true;
-  return (await stat(MAIN_JS)).mtimeMs < (await newestModification(path.join(PROJECT_ROOT, 'src')));
-}
-
-/**
- * `npm run build` when dist/ is missing or older than src/. The lock file is the one the test suite's
- * service fixture uses, so a build started by a concurrent test run and this one never write dist/ together.
- */
-export async function ensureBuilt(): Promise<boolean> {
-  if (!(await isStale())) return false;
-  const root = PROJECT_ROOT.endsWith('/') ? PROJECT_ROOT : `${PROJECT_ROOT}/`;
-  const lock = path.join(os.tmpdir(), `inventory-build-${createHash('sha1').update(root).digest('hex')}.lock`);
-  for (const deadline = Date.now() + 180_000; ;) {
-    try {
-      await writeFile(lock, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  try {
-    if (!(await isStale())) return false;
-    console.error('dist/ is missing or older than src/: npm run build…');
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: PROJECT_ROOT, timeout: 300_000 });
-    return true;
-  } finally {
-    await unlink(lock).catch(() => undefined);
-  }
 }
 
 /** Profiles go to bench/results/profiles/<name>/ under V8's default names: one file per thread, the largest is main. */
