@@ -66,8 +66,9 @@ export async function allocate(
   let remaining = wanted;
   const takes: { unit: CandidateRow; amount: Dec }[] = [];
   const seen: number[] = [];
-  if (product.availabilityState !== 'AVAILABLE') remaining = new Dec(0);
-  for (let batch = FIRST_BATCH; remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
+  // D23: a Product that is not AVAILABLE has no candidates; it is then short like any other.
+  const productAvailable = product.availabilityState === 'AVAILABLE';
+  for (let batch = FIRST_BATCH; productAvailable && remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
     const { candidateIds, allocatable } = await lockNextCandidates(tx, product.id, groupIds, seen, batch);
     if (candidateIds.length === 0) break;
     seen.push(...candidateIds);

@@ -130,6 +130,28 @@ describe('POST /allocation/transport-units errors', () => {
     expect(await reservationRowsOf(ctx.db.pool, sku)).toBe(0);
   });
 
+  it.each(['LOCKED', 'QC_LOCKED'])(
+    'answers 409 insufficient with 0 PC available for a %s Product with allowPartial=false',
+    async (availabilityState) => {
+      const sku = await givenProduct(ctx.app, { availabilityState });
+      const location = await givenLocation(ctx.app);
+      await givenUnitsIn(ctx.app, await givenTransportUnitOn(ctx.app, location.locationId), '1', sku, [
+        { quantity: pc(10) },
+      ]);
+
+      const response = await allocate(ctx.app, { sku, qty: pc(3) }, '?allowPartial=false');
+
+      expectApiDeclined(response, {
+        status: 409,
+        message: `Only 0 PC of Product [${sku}] can be allocated, 3 PC were requested`,
+        messageKey: 'owms.wms.inv.alloc.insufficient',
+        obj: [sku, '3 PC', '0 PC'],
+        class: 'String',
+      });
+      expect(await reservationRowsOf(ctx.db.pool, sku)).toBe(0);
+    },
+  );
+
   it('allocates in full with allowPartial=false when there is enough', async () => {
     const sku = await stockOf(12);
     const response = await allocate(ctx.app, { sku, qty: aQuantity(1, 'DOZ') }, '?allowPartial=false');
