@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Response } from 'express';
 import type pg from 'pg';
 import Cursor from 'pg-cursor';
@@ -7,6 +6,19 @@ import { stringifyJson } from '../json.js';
 
 const BATCH_SIZE = 500;
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** Resolves once the response takes more data or the client has gone, and leaves no listener behind. */
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = (): void => {
+      res.off('drain', settle);
+      res.off('close', settle);
+      resolve();
+    };
+    res.on('drain', settle);
+    res.on('close', settle);
+  });
+}
 
 /**
  * Streams a query's rows as one JSON array, batch by batch from a cursor, waiting for the client to drain
@@ -41,7 +53,7 @@ export async function streamJsonArray<Row>(
             chunk += (first ? '' : ',') + stringifyJson(view(row));
             first = false;
           }
-          if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+          if (!res.write(chunk)) await drainedOrClosed(res);
         }
         res.end(']');
       } finally {
