@@ -5,7 +5,8 @@ import { appendMovements, type Actor } from '../ledger/sql.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
-import { baseCodeOf, movement, requireProductKind } from '../packaging-units/stock.js';
+import { locationIdsOf } from '../packaging-units/find-service.js';
+import { baseCodeOf, movement, placeOf, requireProductKind } from '../packaging-units/stock.js';
 import { requireProductReferences } from '../products/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
@@ -133,7 +134,9 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
   if (active.length === 0) return;
   const unitIds = [...new Set(active.map((row) => row.packagingUnitId!))].sort((a, b) => a - b);
   await lockUnitsByIds(tx, unitIds);
-  const units = new Map((await selectUnitsByIds(tx, unitIds)).map((unit) => [unit.id, unit]));
+  const unitRows = await selectUnitsByIds(tx, unitIds);
+  const units = new Map(unitRows.map((unit) => [unit.id, unit]));
+  const locationIds = await locationIdsOf(tx, unitRows);
   await releaseReservationRows(tx, active);
   const released = new Map<number, Dec>();
   for (const row of active) {
@@ -143,15 +146,13 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
     tx,
     [...released].map(([unitId, amount]) => {
       const unit = units.get(unitId)!;
-      const place = unit.transportUnitBK
-        ? { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition ?? '' }
-        : undefined;
+      const place = placeOf(unit, locationIds);
       return movement(
         'RELEASE',
         unit,
         { qty: unit.qtyBase, reserved: unit.reservedBase },
         { qty: unit.qtyBase, reserved: new Dec(unit.reservedBase).minus(amount).toString() },
-        { ...(place ? { from: place, to: place } : {}), reservationId: key! },
+        { from: place, to: place, reservationId: key! },
       );
     }),
     actor,

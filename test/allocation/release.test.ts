@@ -29,6 +29,8 @@ interface Movement {
   reservedAfter: unknown;
   reservationId?: string;
   actor: string;
+  from?: unknown;
+  to?: unknown;
 }
 
 /** 3 PC and 4 PC in one LoadUnit, 10 PC in another; 9 PC reserved from them (3 + 4 + 2). */
@@ -104,6 +106,22 @@ describe('DELETE /allocation/reservations/{reservationId}', () => {
       expect.objectContaining({ type: 'RELEASE', reservedBefore: pc(2), reservedAfter: pc(0), reservationId }),
     );
     expect(await allViolations(ctx.db.pool)).toEqual([]);
+  });
+
+  it('names the Location in the RELEASE row of a reserved unit that was moved onto it', async () => {
+    const { units, reservationId } = await reserved();
+    const target = await givenLocation(ctx.app);
+    const moved = await call(ctx.app, 'put', `/v1/packaging-units/${units[2]!.pKey}`).send({
+      actualLocation: { locationId: target.locationId },
+    });
+    expect(moved.status).toBe(200);
+
+    expect((await release(ctx.app, reservationId)).status).toBe(204);
+
+    const place = { locationId: target.locationId };
+    expect((await movementsOf(units[2]!.pKey))[0]).toEqual(
+      expect.objectContaining({ type: 'RELEASE', from: place, to: place, reservationId }),
+    );
   });
 
   it('answers 204 again for a reservation already released and changes nothing', async () => {
