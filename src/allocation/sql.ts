@@ -98,7 +98,8 @@ export async function addReservations(
            FROM take WHERE pu.id = take.id
        ), recorded AS (
          INSERT INTO reservation (reservation_id, packaging_unit_id, qty_base, actor, request_id)
-         SELECT $3::uuid, take.id, take.amount, $15, $16 FROM take -- the actor parameters of the ledger INSERT
+         SELECT $3::uuid, take.id, take.amount, ${ledger.actorParameters.subject}, ${ledger.actorParameters.requestId}
+           FROM take
        )
        ${ledger.text}`,
     values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values],

@@ -44,15 +44,17 @@ export interface MovementRow {
 
 /**
  * The INSERT of a transaction's stock changes with its parameters numbered from `first`, so a statement may
- * do other writes in CTEs before it (one round trip while row locks are held).
+ * do other writes in CTEs before it (one round trip while row locks are held); `actorParameters` names the
+ * placeholders of the actor's subject and request id for those writes to reuse.
  */
 export function movementInsert(
   entries: readonly MovementEntry[],
   actor: Actor,
   first = 1,
-): { text: string; values: unknown[] } {
+): { text: string; values: unknown[]; actorParameters: { subject: string; requestId: string } } {
   const p = (n: number): string => `$${first + n - 1}`;
   return {
+    actorParameters: { subject: p(12), requestId: p(13) },
     text: `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
                                  reserved_before, reserved_after, from_ref, to_ref, reservation_id, actor, request_id)
      SELECT v.*, ${p(12)}::text, ${p(13)}::text
