@@ -81,14 +81,12 @@ export async function withTransaction<T>(
           broken = true;
         }
       }
-      if (attempt < maxAttempts && isRetryable(error)) {
-        await backoff(attempt);
-        continue;
-      }
-      throw error;
+      if (attempt >= maxAttempts || !isRetryable(error)) throw error;
     } finally {
       // A client whose rollback failed may be mid-protocol; destroy it rather than hand it to the next request.
       client.release(broken);
     }
+    // Waited without a connection: a retry happens under contention, when the pool is needed most.
+    await backoff(attempt);
   }
 }
