@@ -3,7 +3,6 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { findUnitByPKey } from './find-service.js';
 import {
   moveBetweenLocationsSchema,
   moveFromLoadUnitSchema,
@@ -13,7 +12,6 @@ import {
 import { moveBetweenLocations, moveFromLoadUnit, moveLocationToLoadUnit, moveUnit } from './move-service.js';
 import { sendUnit } from './render.js';
 import { loadUnitAddressSchema, packagingUnitKeySchema } from './schemas.js';
-import { selectUnitsByIds } from './sql.js';
 import { actorOf } from './stock.js';
 
 const tags = ['PackagingUnits: moves'];
@@ -70,11 +68,8 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
       const input = parseInput(moveUnitSchema, req.body);
-      const arrivedId = await withTransaction(pool, (tx) =>
-        moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits),
-      );
-      const [unit] = await selectUnitsByIds(pool, [arrivedId]);
-      await sendUnit(pool, req, res, unit ?? (await findUnitByPKey(pool, pKey)));
+      const unit = await withTransaction(pool, (tx) => moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits));
+      await sendUnit(pool, req, res, unit);
     },
     doc: {
       operationId: 'packaging-units-update',

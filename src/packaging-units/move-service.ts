@@ -153,7 +153,7 @@ export async function moveUnit(
   input: MoveUnitInput,
   actor: Actor,
   mixedAllowed: boolean,
-): Promise<number> {
+): Promise<PackagingUnitRow> {
   const key = asUuid(pKey);
   const seen = key ? await selectUnitByPKey(tx, key) : undefined;
   if (!key || !seen) throw packagingUnitErrors.notFoundByPKey(pKey);
@@ -179,8 +179,8 @@ export async function moveUnit(
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
-  const arrived = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
-  return arrived[0]!;
+  const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
+  return (await lockedUnits(tx, [arrivedId!]))[0]!;
 }
 
 /** packaging-units-movebetweenlocations: every item in the one transaction (D21). */
