@@ -13,6 +13,7 @@ import {
   insertProducts,
   insertProductUnits,
   insertStackingRules,
+  isSkuTaken,
   lockProductByPKey,
   selectProductByPKey,
   selectProductBySku,
@@ -120,7 +121,7 @@ export async function createProducts(
   try {
     pKey = await insertProducts(tx, products.map(productValues));
   } catch (error) {
-    if ((error as { constraint?: string }).constraint !== 'product_sku_unique') throw error;
+    if (!isSkuTaken(error)) throw error;
     await tx.query('ROLLBACK TO SAVEPOINT create_products');
     const conflicting = await conflictingSkus(tx, skus);
     throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
@@ -172,7 +173,11 @@ export async function updateProduct(tx: Tx, input: ProductUpdateInput): Promise<
   if (input.ol !== undefined && input.ol !== null && input.ol !== current.ol) {
     throw productErrors.changedUnexpectedly(input.pKey);
   }
-  if (!(await updateProductRow(tx, current.id, productValues(input)))) throw productErrors.alreadyExists([input.sku]);
+  try {
+    await updateProductRow(tx, current.id, productValues(input));
+  } catch (error) {
+    throw isSkuTaken(error) ? productErrors.alreadyExists([input.sku]) : error;
+  }
   // Checked after a rename: a rule naming the product's old SKU names nothing any more.
   await checkStackedProductsExist(tx, [input], () => '');
   await deleteUnitsAndRulesOf(tx, current.id);

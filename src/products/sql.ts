@@ -88,6 +88,14 @@ const PRODUCT_COLUMNS = `
     FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id), '[]'::json)
     AS "stackingRules"`;
 
+/** Whether a write failed because the SKU belongs to another product: the unique index decides, also in a race. */
+export function isSkuTaken(error: unknown): boolean {
+  return (
+    (error as { code?: string; constraint?: string }).code === '23505' &&
+    (error as { constraint?: string }).constraint === 'product_sku_unique'
+  );
+}
+
 /**
  * Inserts every product in one statement; answers the pKey only when there is exactly one product (for its
  * Location header), so a bulk sends no rows back. An existing SKU fails the statement with a unique violation
@@ -194,14 +202,15 @@ export async function lockProductByPKey(
   return result.rows[0];
 }
 
-export async function updateProductRow(tx: Tx, id: number, values: ProductValues): Promise<boolean> {
-  const result = await tx.query(
+/** A rename to a SKU another product has fails on product_sku_unique (see isSkuTaken). */
+export async function updateProductRow(tx: Tx, id: number, values: ProductValues): Promise<void> {
+  await tx.query(
     `UPDATE product
         SET sku = $2, label = $3, account_id = $4, base_unit_magnitude = $5::numeric, base_unit_code = $6,
             description = $7, availability_state = COALESCE($8, 'AVAILABLE'), classification = $9,
             product_group = $10, stock_zone = $11, overbooking_allowed = COALESCE($12, false), dimension = $13::json,
             details = $14::json, ol = ol + 1, last_modified_dt = now()
-      WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM product o WHERE o.sku = $2 AND o.id <> $1)`,
+      WHERE id = $1`,
     [
       id,
       values.sku,
@@ -219,7 +228,6 @@ export async function updateProductRow(tx: Tx, id: number, values: ProductValues
       values.details,
     ],
   );
-  return result.rowCount === 1;
 }
 
 export async function deleteUnitsAndRulesOf(tx: Tx, productId: number): Promise<void> {

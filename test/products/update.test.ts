@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
+import { lockWaiter } from '../support/pg-activity.js';
 import { expectApiDeclined, expectValidationError } from '../support/api-errors.js';
-import { aProduct, aProductUnit, aQuantity, aStackingRule, type Json, type ProductJson } from '../support/builders.js';
+import {
+  aProduct,
+  aProductUnit,
+  aQuantity,
+  aStackingRule,
+  uniqueSku,
+  type Json,
+  type ProductJson,
+} from '../support/builders.js';
 import { BASE_URL, createProduct, expectedProduct, HAL_JSON_UTF8, productApi, rowCounts } from './product-api.js';
 
 const ctx = useTestApp();
@@ -192,6 +201,32 @@ describe('PUT /v1/products (D12)', () => {
       obj: [other.sku],
       class: 'String',
     });
+    expect((await api.findByPKey(stored.pKey)).body).toEqual(stored.body);
+  });
+
+  it('answers 409 alreadyExists for a rename to a SKU another transaction creates meanwhile', async () => {
+    const stored = await aStoredFullProduct();
+    const sku = uniqueSku('RACED');
+    // Another writer holds the new SKU uncommitted: the rename passes any check before it and waits on the index.
+    const other = await ctx.db.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("INSERT INTO product (sku, base_unit_magnitude, base_unit_code) VALUES ($1, 1, 'PC')", [sku]);
+      const renamed = api.update({ ...stored.sent, sku, pKey: stored.pKey, ol: 0 }).then((response) => response);
+      await lockWaiter(ctx.db.pool, 'UPDATE product');
+      await other.query('COMMIT');
+
+      expectApiDeclined(await renamed, {
+        status: 409,
+        message: `Products with SKU [${sku}] already exist`,
+        messageKey: 'owms.wms.inv.product.alreadyExists',
+        obj: [sku],
+        class: 'String',
+      });
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      other.release();
+    }
     expect((await api.findByPKey(stored.pKey)).body).toEqual(stored.body);
   });
 
