@@ -38,7 +38,7 @@ function isConnectionFailure(error: PgLikeError): boolean {
 export function databaseProblem(error: unknown): ApiError | ServerError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as PgLikeError;
-  if (isConnectionFailure(failure) || failure.message === 'Query read timeout') return databaseUnavailable();
+  if (isBrokenConnection(failure)) return databaseUnavailable();
   // Class 22, data exceptions: a value PostgreSQL cannot store (a NUL character, an out-of-range number).
   if (failure.code?.startsWith('22')) {
     return validationError([
