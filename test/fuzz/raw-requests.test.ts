@@ -30,7 +30,7 @@ describe('fuzzing the HTTP surface around the documented operations', () => {
   );
 
   it(
-    'answers other methods and bent paths with 404 or 405 in the server-declined body',
+    'answers other methods and bent paths below 500 in a documented body',
     () => fuzz('stray methods and paths', strayRequest(document, operations)),
     fuzzTimeout(RUNS),
   );

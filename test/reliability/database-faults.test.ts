@@ -201,7 +201,7 @@ describe('PostgreSQL stopped and started again under load', () => {
       const downFrom = Date.now();
       await holder.end().catch(() => undefined);
       await sleep(1500);
-      expect(survival(service!)).toEqual({ exitCode: null, fatal: [] });
+      expect(survival(service!)).toEqual({ exitCode: null, signal: null, fatal: [] });
       const down = await health();
       expect([down.status, down.body]).toEqual([503, { status: 'DOWN' }]);
       expect(down.ms).toBeLessThan(HANG_LIMIT_MS);
@@ -223,7 +223,7 @@ describe('PostgreSQL stopped and started again under load', () => {
       expect(outcomes.filter((o) => o.ms >= HANG_LIMIT_MS).map(describeOutcome)).toEqual([]);
       // Recovered on its own: the same process, and every request after health said UP succeeded.
       expect(service!.child.pid).toBe(pid);
-      expect(survival(service!)).toEqual({ exitCode: null, fatal: [] });
+      expect(survival(service!)).toEqual({ exitCode: null, signal: null, fatal: [] });
       const afterRecovery = outcomes.filter((o) => o.startedAt >= recoveredAt);
       expect(new Set(afterRecovery.map((o) => o.label))).toEqual(new Set(KINDS));
       expect(afterRecovery.filter((o) => !is2xx(o)).map(describeOutcome)).toEqual([]);

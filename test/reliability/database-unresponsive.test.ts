@@ -107,6 +107,6 @@ describe('a PostgreSQL that stops answering', () => {
     await eventually('health UP once PostgreSQL answers again', async () => is2xx(await send(health)), 30_000);
     const after = await Promise.all([send(readProduct(sku)), send(createProduct())]);
     expect(after.filter((o) => !is2xx(o)).map(describeOutcome)).toEqual([]);
-    expect(survival(service!)).toEqual({ exitCode: null, fatal: [] });
+    expect(survival(service!)).toEqual({ exitCode: null, signal: null, fatal: [] });
   }, 60_000);
 });

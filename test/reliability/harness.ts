@@ -129,13 +129,20 @@ export const is2xx = (outcome: Outcome): boolean => outcome.status >= 200 && out
 export const describeOutcome = (o: Outcome): string =>
   `${o.label}: ${o.status}${o.failure ? ` ${o.failure}` : ''} after ${o.ms} ms ${JSON.stringify(o.body)}`;
 
-/** Whether the service process still runs, with the fatal log lines that explain why when it does not. */
-export function survival(service: ServiceProcess): { exitCode: number | null; fatal: string[] } {
+/**
+ * Whether the service process still runs (neither exit code nor signal; a process killed by the OOM killer has
+ * only a signal), with the fatal log lines that explain why when it does not.
+ */
+export function survival(service: ServiceProcess): {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  fatal: string[];
+} {
   const fatal = service
     .logEntries()
     .filter((entry) => Number(entry.level) >= 60)
     .map((entry) => `${String(entry.msg)}: ${String((entry.err as { message?: string } | undefined)?.message)}`);
-  return { exitCode: service.child.exitCode, fatal };
+  return { exitCode: service.child.exitCode, signal: service.child.signalCode, fatal };
 }
 
 /** The embedded postmaster of DATA_DIR and all its children (backends, checkpointer, walwriter …). */
