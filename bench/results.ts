@@ -60,10 +60,6 @@ export interface ScenarioResult {
   readonly notes: readonly string[];
 }
 
-export function allMet(targets: readonly TargetCheck[]): boolean {
-  return targets.every((target) => target.met);
-}
-
 export function ratioOf(service: number, ceiling: number): number | undefined {
   return ceiling > 0 ? service / ceiling : undefined;
 }

@@ -31,7 +31,7 @@ export const MIXED_EXPECTED_STATUSES: Record<MixedRequestKind, readonly number[]
 };
 
 /** A quantity move of 1-3 PC between the two LoadUnits of one mixed Product, either way. */
-export function mixedMoveRequest(): PlannedRequest {
+function mixedMoveRequest(): PlannedRequest {
   const product = 1 + Math.floor(Math.random() * MIXED_PRODUCTS);
   const [from, to] = Math.random() < 0.5 ? [product, product + MIXED_PRODUCTS] : [product + MIXED_PRODUCTS, product];
   return {
@@ -51,18 +51,14 @@ export function mixedMoveRequest(): PlannedRequest {
 }
 
 /**
- * Scenario 6: 70 % reads (products by SKU, units by pKey), 20 % quantity moves between the two LoadUnits of a
- * mixed Product, 10 % allocations of mixed Products, for the mixed duration. Every 5xx, connection error or
- * unexpected status is an error; afterwards the reservation and ledger invariants of the mixed Products.
+ * The mixed workload's requests: 35 % products by SKU (of the `readProducts` seeded as P-*), 35 % units by pKey,
+ * 20 % moves, 10 % allocations of 1-3 PC of a mixed Product. The soak runs the same.
  */
-export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string[]): Promise<ScenarioResult> {
-  const { config, service, db, authorization } = ctx;
-  step(`scenario 6: mixed workload for ${config.mixedDuration} s`);
-  const tally = allocationTally();
-  const next = (): PlannedRequest => {
+export function mixedRequests(readProducts: number, unitKeys: readonly string[]): () => PlannedRequest {
+  return () => {
     const dice = Math.random();
     if (dice < 0.35) {
-      const sku = productSku('P', 1 + Math.floor(Math.random() * config.products));
+      const sku = productSku('P', 1 + Math.floor(Math.random() * readProducts));
       return { path: `/v1/products?sku=${sku}`, kind: 'read product' };
     }
     if (dice < 0.7) return { path: `/v1/packaging-units/${pick(unitKeys)}`, kind: 'read unit' };
@@ -71,6 +67,18 @@ export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string
     const sku = productSku(MIXED_PREFIX, 1 + Math.floor(Math.random() * MIXED_PRODUCTS));
     return { method: 'POST', path: '/allocation/transport-units', body: allocationBody(sku, pieces), kind: 'allocate' };
   };
+}
+
+/**
+ * Scenario 6: 70 % reads (products by SKU, units by pKey), 20 % quantity moves between the two LoadUnits of a
+ * mixed Product, 10 % allocations of mixed Products, for the mixed duration. Every 5xx, connection error or
+ * unexpected status is an error; afterwards the reservation and ledger invariants of the mixed Products.
+ */
+export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string[]): Promise<ScenarioResult> {
+  const { config, service, db, authorization } = ctx;
+  step(`scenario 6: mixed workload for ${config.mixedDuration} s`);
+  const tally = allocationTally();
+  const next = mixedRequests(config.products, unitKeys);
   const run: LoadOptions = {
     label: 'scenario 6 service',
     baseUrl: service.baseUrl,

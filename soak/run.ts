@@ -24,7 +24,8 @@ import {
 } from './report.js';
 import { ERROR_CLASSES, soakTally, type ErrorCounts } from './tally.js';
 import { startTraffic } from './traffic.js';
-import { mixedRequests, PROBE_PATH, seedSoakStock } from './workload.js';
+import { mixedRequests } from '../bench/scenario-6-mixed.js';
+import { PROBE_PATH, READ_PRODUCTS, seedSoakStock } from './workload.js';
 
 const INSTANCES = 3;
 const PROGRESS_EVERY_MS = 10_000;
@@ -92,7 +93,7 @@ async function main(): Promise<number> {
     connections: config.connections,
     seconds: durationSeconds,
     authorization,
-    next: mixedRequests(unitKeys),
+    next: mixedRequests(READ_PRODUCTS, unitKeys),
     tally,
   });
   onStopping(() => traffic.stop());
