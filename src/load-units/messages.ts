@@ -38,6 +38,4 @@ export const loadUnitErrors = {
       [position, transportUnitBK],
     ),
   positionBlank: (): ApiError => validationError([{ path: 'luPos', message: 'must not be blank' }]),
-  baseUnitOfAnotherKind: (productKind: string): ApiError =>
-    validationError([{ path: 'baseUnit', message: `must be a ${productKind} quantity like the Product's baseUnit` }]),
 };

@@ -1,8 +1,7 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
 import { registerTransportUnit, requireTransportUnit } from '../master-data/service.js';
-import { findProductBySku } from '../products/service.js';
-import { Quantity } from '../units/quantity.js';
+import { findProductBySku, requireProductKind } from '../products/service.js';
 import { loadUnitErrors } from './messages.js';
 import type { DivideInput, PutProductIntoInput } from './schemas.js';
 import * as sql from './sql.js';
@@ -168,8 +167,7 @@ export async function putProductIntoLoadUnit(
 ): Promise<void> {
   const loadUnit = await lockLoadUnitByPKey(tx, pKey);
   const product = await findProductBySku(tx, input.sku);
-  const baseUnit = Quantity.of(product.baseUnitMagnitude, product.baseUnitCode);
-  if (!input.baseUnit.isSameKind(baseUnit)) throw loadUnitErrors.baseUnitOfAnotherKind(baseUnit.kind);
+  requireProductKind(input.baseUnit, product.baseUnitCode, 'baseUnit');
   if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, loadUnit.productId, product);
   await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id);
 }

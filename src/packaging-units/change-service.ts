@@ -3,7 +3,7 @@ import type { Tx } from '../db/tx.js';
 import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { requireLoadUnitAt } from '../load-units/service.js';
 import { requireLocation } from '../master-data/service.js';
-import { requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReferences } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
 import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
@@ -17,7 +17,7 @@ import {
   updateUnitState,
 } from './write-sql.js';
 import { locationIdsOf } from './find-service.js';
-import { availableOf, movement, placeOf, quantityOf, requireProductKind } from './stock.js';
+import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
 const stateOf = (unit: PackagingUnitRow): { qty: string; reserved: string } => ({
   qty: quantityOf(unit).inSmallestUnit().toString(),

@@ -4,11 +4,11 @@ import { appendMovements, type Actor } from '../ledger/sql.js';
 import { admitProduct, obtainLoadUnit } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
-import { requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReferences } from '../products/service.js';
 import type { ProductReference } from '../products/sql.js';
 import type { NewPackagingUnit, NewPackagingUnitOnLocation } from './schemas.js';
 import { insertUnits, type PackagingUnitValues } from './write-sql.js';
-import { movement, requireProductKind } from './stock.js';
+import { movement } from './stock.js';
 
 /** D2: a unit's quantity measures what its Product measures. */
 function checkKinds(

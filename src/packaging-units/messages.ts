@@ -1,4 +1,4 @@
-import { type ApiError, conflict, notFound, validationError } from '../http/api-error.js';
+import { type ApiError, conflict, notFound } from '../http/api-error.js';
 
 /** Message keys and texts of the PackagingUnit feature (spec part 7, D18-D22). */
 export const packagingUnitErrors = {
@@ -15,6 +15,4 @@ export const packagingUnitErrors = {
       `Reserved stock of [${pKeyOrSku}] cannot be removed; release the reservation first`,
       [pKeyOrSku],
     ),
-  wrongKind: (path: string, productKind: string): ApiError =>
-    validationError([{ path, message: `must be a ${productKind} quantity like the Product's baseUnit` }]),
 };

@@ -6,7 +6,7 @@ import { appendMovements, type Actor, type MovementEntry, type StockPlace } from
 import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
-import { requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReferences } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
 import type {
@@ -25,7 +25,7 @@ import {
   updateUnitQuantity,
 } from './write-sql.js';
 import { locationIdsOf } from './find-service.js';
-import { availableOf, movement, placeOf, quantityOf, requireProductKind } from './stock.js';
+import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
 /** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */
 type Target = { loadUnit: LoadUnitRow; place: StockPlace } | { location: LocationRow; place: StockPlace };

@@ -2,7 +2,6 @@ import type { Request } from 'express';
 import type { Actor, MovementEntry, MovementKind, StockPlace } from '../ledger/sql.js';
 import { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
-import { packagingUnitErrors } from './messages.js';
 import type { PackagingUnitRow } from './sql.js';
 
 export type BaseCode = 'PC' | 'MG';
@@ -57,10 +56,4 @@ export function movement(
     reservedAfter: after.reserved,
     ...places,
   };
-}
-
-/** D2: an amount of a Product is measured in the kind of the Product's base unit; otherwise a 400 naming `path`. */
-export function requireProductKind(quantity: Quantity | null | undefined, productBaseCode: string, path: string): void {
-  const kind = unitByCode(productBaseCode)?.kind;
-  if (quantity && kind && quantity.kind !== kind) throw packagingUnitErrors.wrongKind(path, kind);
 }

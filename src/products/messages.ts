@@ -16,6 +16,8 @@ export const productErrors = {
     ),
   stillInUse: (sku: string, usage: string): ApiError =>
     forbiddenMessageOnly(`Product [${sku}] cannot be deleted: it is still used by ${usage}`),
+  quantityOfAnotherKind: (path: string, productKind: string): ApiError =>
+    validationError([{ path, message: `must be a ${productKind} quantity like the Product's baseUnit` }]),
   unknownStackedProducts: (problems: readonly { path: string; sku: string }[]): ApiError =>
     validationError(problems.map(({ path, sku }) => ({ path, message: `unknown product '${sku}'` }))),
 };

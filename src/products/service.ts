@@ -2,6 +2,7 @@ import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
 import { jsonTextOrNull } from '../json.js';
 import { Quantity } from '../units/quantity.js';
+import { unitByCode } from '../units/units.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
 import { productErrors } from './messages.js';
@@ -194,6 +195,12 @@ export async function deleteProduct(tx: Tx, pKey: string): Promise<void> {
   const usages = await usagesOfProduct(tx, product.id);
   if (usages.length > 0) throw productErrors.stillInUse(product.sku, usages.join(' and '));
   await deleteProductRow(tx, product.id);
+}
+
+/** D2: an amount of a Product is measured in the kind of the Product's base unit; otherwise a 400 naming `path`. */
+export function requireProductKind(quantity: Quantity | null | undefined, productBaseCode: string, path: string): void {
+  const kind = unitByCode(productBaseCode)?.kind;
+  if (quantity && kind && quantity.kind !== kind) throw productErrors.quantityOfAnotherKind(path, kind);
 }
 
 /** The products named by SKU; the first unknown SKU is the `not.found` 404 (D18, D23). */
