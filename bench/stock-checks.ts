@@ -1,44 +1,7 @@
 import type pg from 'pg';
 
-/**
- * Units that break a reservation invariant: negative or over-reserved stock, or reserved_base differing from
- * the sum of the unit's active reservation rows. Every unit, or those of the Products whose SKU has the prefix.
- */
-export async function reservationViolations(pool: pg.Pool, skuPrefix?: string): Promise<string[]> {
-  const { rows } = await pool.query<{ line: string }>(
-    `SELECT format('unit %s: qty %s, reserved %s, active reservations %s', pu.p_key, pu.qty_base, pu.reserved_base,
-                   COALESCE(r.amount, 0)) AS line
-       FROM packaging_unit pu
-       JOIN product p ON p.id = pu.product_id AND ($1::text IS NULL OR p.sku LIKE $1 || '-%')
-       LEFT JOIN (SELECT packaging_unit_id, sum(qty_base) AS amount FROM reservation
-                   WHERE released_at IS NULL GROUP BY packaging_unit_id) r ON r.packaging_unit_id = pu.id
-      WHERE pu.qty_magnitude < 0 OR pu.reserved_base < 0 OR pu.reserved_base > pu.qty_base
-         OR pu.reserved_base <> COALESCE(r.amount, 0)
-      LIMIT 20`,
-    [skuPrefix ?? null],
-  );
-  return rows.map((row) => row.line);
-}
-
-/** Units whose latest ledger row does not end at their stored quantity and reservation (D24). */
-export async function ledgerViolations(pool: pg.Pool, skuPrefix: string): Promise<string[]> {
-  const { rows } = await pool.query<{ line: string }>(
-    `WITH units AS (
-       SELECT pu.p_key, pu.qty_base, pu.reserved_base FROM packaging_unit pu
-         JOIN product p ON p.id = pu.product_id AND p.sku LIKE $1 || '-%'),
-     latest AS (
-       SELECT DISTINCT ON (m.packaging_unit_pkey) m.packaging_unit_pkey AS p_key, m.qty_after, m.reserved_after
-         FROM stock_movement m JOIN units u ON u.p_key = m.packaging_unit_pkey
-        ORDER BY m.packaging_unit_pkey, m.id DESC)
-     SELECT format('unit %s: qty %s reserved %s, ledger ends at qty %s reserved %s', u.p_key, u.qty_base,
-                   u.reserved_base, l.qty_after, l.reserved_after) AS line
-       FROM units u LEFT JOIN latest l ON l.p_key = u.p_key
-      WHERE l.p_key IS NULL OR l.qty_after <> u.qty_base OR l.reserved_after <> u.reserved_base
-      LIMIT 20`,
-    [skuPrefix],
-  );
-  return rows.map((row) => row.line);
-}
+// The invariant checks are the test suite's, limited to the benchmark's Products by SKU prefix.
+export { ledgerViolations, reservationViolations } from '../test/support/stock-invariants.js';
 
 /** Sum of the quantities ever reserved (in PC) on the Products whose SKU starts with the prefix. */
 export async function reservedTotal(pool: pg.Pool, skuPrefix: string): Promise<number> {

@@ -10,12 +10,12 @@ import {
   givenReserved,
   givenUnitOnLocation,
   givenUnitsInLoadUnit,
-  ledgerDisagreements,
   stockApi,
   storedUnitsOf,
   TIMESTAMP,
   uniqueKey,
 } from '../support/stock.js';
+import { ledgerViolations } from '../support/stock-invariants.js';
 import { signToken } from '../support/tokens.js';
 
 const ctx = useTestApp();
@@ -247,6 +247,6 @@ describe('the stock_movement ledger', () => {
     }
 
     expect((await storedUnitsOf(ctx.db.pool, product.sku)).length).toBeGreaterThan(4);
-    expect(await ledgerDisagreements(ctx.db.pool)).toEqual([]);
+    expect(await ledgerViolations(ctx.db.pool)).toEqual([]);
   });
 });

@@ -47,43 +47,59 @@ export async function totalsOf(pool: pg.Pool, sku: string): Promise<{ qty: strin
   return { qty: row.qty, reserved: row.reserved, units: Number(row.units) };
 }
 
-/** No negative quantity; 0 <= reserved_base <= qty_base; reserved_base = the unit's active reservation rows. */
-export async function reservationViolations(pool: pg.Pool): Promise<string[]> {
+/** Products whose SKU starts with `skuPrefix` followed by '-', or every Product when it is null. */
+const OF_PRODUCTS = `($1::text IS NULL OR p.sku LIKE $1 || '-%')`;
+
+/**
+ * No negative quantity; 0 <= reserved_base <= qty_base; reserved_base = the unit's active reservation rows; no
+ * active reservation on a unit that no longer exists. Every unit, or those of the Products with the SKU prefix.
+ * At most 20 lines, to keep a failure readable.
+ */
+export async function reservationViolations(pool: pg.Pool, skuPrefix?: string): Promise<string[]> {
   const { rows } = await pool.query<{ line: string }>(
     `SELECT format('unit %s: qty %s, reserved %s, active reservations %s', pu.p_key, pu.qty_base, pu.reserved_base,
                    COALESCE(r.amount, 0)) AS line
        FROM packaging_unit pu
+       JOIN product p ON p.id = pu.product_id AND ${OF_PRODUCTS}
        LEFT JOIN (SELECT packaging_unit_id, sum(qty_base) AS amount FROM reservation
                    WHERE released_at IS NULL GROUP BY packaging_unit_id) r ON r.packaging_unit_id = pu.id
       WHERE pu.qty_magnitude < 0 OR pu.qty_base < 0 OR pu.reserved_base < 0 OR pu.reserved_base > pu.qty_base
          OR pu.reserved_base <> COALESCE(r.amount, 0)
      UNION ALL
      SELECT format('reservation %s: active, %s on a unit that no longer exists', reservation_id, qty_base)
-       FROM reservation WHERE released_at IS NULL AND packaging_unit_id IS NULL`,
+       FROM reservation WHERE released_at IS NULL AND packaging_unit_id IS NULL AND $1::text IS NULL
+     LIMIT 20`,
+    [skuPrefix ?? null],
   );
   return rows.map((row) => row.line);
 }
 
 /**
  * D24: the ledger balances to the stock. Each existing unit's latest row ends at its quantity and reservation;
- * each unit the ledger knows but the stock does not ends at zero.
+ * each unit the ledger knows but the stock does not ends at zero. Every unit, or those of the Products with the
+ * SKU prefix; at most 20 lines.
  */
-export async function ledgerViolations(pool: pg.Pool): Promise<string[]> {
+export async function ledgerViolations(pool: pg.Pool, skuPrefix?: string): Promise<string[]> {
   const { rows } = await pool.query<{ line: string }>(
     `WITH latest AS (
-       SELECT DISTINCT ON (packaging_unit_pkey) packaging_unit_pkey AS p_key, kind, qty_after, reserved_after
-         FROM stock_movement ORDER BY packaging_unit_pkey, id DESC
+       SELECT DISTINCT ON (m.packaging_unit_pkey) m.packaging_unit_pkey AS p_key, m.kind, m.qty_after, m.reserved_after
+         FROM stock_movement m JOIN product p ON p.id = m.product_id AND ${OF_PRODUCTS}
+        ORDER BY m.packaging_unit_pkey, m.id DESC
      )
      SELECT format('unit %s: qty %s reserved %s, ledger ends at qty %s reserved %s (%s)', pu.p_key, pu.qty_base,
                    pu.reserved_base, l.qty_after, l.reserved_after, COALESCE(l.kind, 'no row')) AS line
-       FROM packaging_unit pu LEFT JOIN latest l ON l.p_key = pu.p_key
+       FROM packaging_unit pu
+       JOIN product p ON p.id = pu.product_id AND ${OF_PRODUCTS}
+       LEFT JOIN latest l ON l.p_key = pu.p_key
       WHERE l.p_key IS NULL OR l.qty_after <> pu.qty_base OR l.reserved_after <> pu.reserved_base
      UNION ALL
      SELECT format('unit %s is gone, ledger ends at qty %s reserved %s (%s)', l.p_key, l.qty_after,
                    l.reserved_after, l.kind)
        FROM latest l
       WHERE NOT EXISTS (SELECT 1 FROM packaging_unit pu WHERE pu.p_key = l.p_key)
-        AND (l.qty_after <> 0 OR l.reserved_after <> 0)`,
+        AND (l.qty_after <> 0 OR l.reserved_after <> 0)
+     LIMIT 20`,
+    [skuPrefix ?? null],
   );
   return rows.map((row) => row.line);
 }

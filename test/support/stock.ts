@@ -229,26 +229,6 @@ export async function productTotal(pool: pg.Pool, sku: string): Promise<string> 
   return rows[0]!.total;
 }
 
-/**
- * D24: units whose latest ledger row does not end at their current quantity and reservation, and deleted units
- * whose latest row does not end at zero. Empty when the ledger agrees with the stock.
- */
-export async function ledgerDisagreements(pool: pg.Pool): Promise<Json[]> {
-  const { rows } = await pool.query<Json>(
-    `WITH latest AS (
-       SELECT DISTINCT ON (packaging_unit_pkey) packaging_unit_pkey AS p_key, qty_after, reserved_after
-         FROM stock_movement ORDER BY packaging_unit_pkey, id DESC)
-     SELECT COALESCE(pu.p_key, latest.p_key)::text AS "pKey", pu.qty_base::text AS "qtyBase",
-            pu.reserved_base::text AS "reservedBase", latest.qty_after::text AS "qtyAfter",
-            latest.reserved_after::text AS "reservedAfter"
-       FROM packaging_unit pu FULL JOIN latest ON latest.p_key = pu.p_key
-      WHERE latest.p_key IS NULL
-         OR (pu.id IS NULL AND latest.qty_after <> 0)
-         OR (pu.id IS NOT NULL AND (latest.qty_after <> pu.qty_base OR latest.reserved_after <> pu.reserved_base))`,
-  );
-  return rows;
-}
-
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
