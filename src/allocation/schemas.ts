@@ -1,12 +1,10 @@
+import { keySchema } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 
 export const allocationRequestSchema = z
   .object({
-    sku: z
-      .string()
-      .max(255)
-      .refine((sku) => sku.trim() !== '', { error: 'must not be blank' }),
+    sku: keySchema(),
     qty: positiveQuantitySchema,
   })
   .openapi('AllocationRequest');

@@ -1,16 +1,11 @@
+import { keySchema } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 
 export const MAX_PARTS = 1000;
 const PARTS_PROBLEM = `must be an integer from 1 to ${MAX_PARTS}`;
 
-/** Keys and types are kept exactly as sent (no trimming), but a value of only whitespace names nothing. */
-const nonBlank = (description: string) =>
-  z
-    .string()
-    .max(255)
-    .refine((value) => value.trim() !== '', { message: 'must not be blank' })
-    .openapi({ description });
+const nonBlank = keySchema;
 
 const divideFields = {
   transportUnitBK: nonBlank('Business key of the TransportUnit to divide; registered on the spot when unknown'),

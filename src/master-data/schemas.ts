@@ -1,15 +1,10 @@
+import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
 
-/** Keys are kept exactly as sent (no trimming), but a key of only whitespace names nothing. */
-const key = (description: string) =>
-  z
-    .string()
-    .max(255)
-    .refine((value) => value.trim() !== '', { message: 'must not be blank' })
-    .openapi({ description });
+const key = keySchema;
 
 // D9: unknown fields, and read-only fields (pKey, ol, createDt, links), are accepted and ignored (z.object strips).
 export const locationGroupUpsertSchema = z
@@ -54,8 +49,8 @@ export const locationGroupQuerySchema = z.object({ name: key('Name of the Locati
 /** A Location named in a request: by `erpCode` or `locationId` (D15). */
 export const locationReferenceSchema = z
   .object({
-    erpCode: z.string().max(255).nullish(),
-    locationId: z.string().max(255).nullish(),
+    erpCode: z.string().max(MAX_KEY_LENGTH).nullish(),
+    locationId: z.string().max(MAX_KEY_LENGTH).nullish(),
   })
   .openapi('LocationReference');
 
@@ -65,8 +60,8 @@ export const locationReferenceSchema = z
  */
 export const transportUnitCreateSchema = z
   .object({
-    transportUnitBK: z.string().max(255).nullish().openapi({ description: 'Business key, required' }),
-    transportUnitType: z.string().max(255).nullish().openapi({ description: 'Type, required' }),
+    transportUnitBK: z.string().max(MAX_KEY_LENGTH).nullish().openapi({ description: 'Business key, required' }),
+    transportUnitType: z.string().max(MAX_KEY_LENGTH).nullish().openapi({ description: 'Type, required' }),
     actualLocation: locationReferenceSchema.nullish().openapi({ description: 'Required: erpCode or locationId' }),
   })
   .openapi('TransportUnitCreate');

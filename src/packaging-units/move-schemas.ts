@@ -1,8 +1,9 @@
+import { keySchema } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 import { locationReferenceSchema, productReferenceSchema } from './schemas.js';
 
-const key = z.string().min(1).max(255);
+const key = keySchema();
 const byLocationId = z.object({ locationId: key });
 const quantity = positiveQuantitySchema.nullish();
 

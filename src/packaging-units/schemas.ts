@@ -1,16 +1,10 @@
+import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
 import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { detailsSchema, dimensionSchema } from '../products/schemas.js';
 import { positiveQuantitySchema, quantitySchema } from '../units/quantity-schema.js';
 
-const MAX_KEY_LENGTH = 255;
-
-const key = (description: string) =>
-  z
-    .string()
-    .max(MAX_KEY_LENGTH)
-    .refine((value) => value.trim() !== '', { error: 'must not be blank' })
-    .openapi({ description });
+const key = keySchema;
 
 export const productReferenceSchema = z.object({ sku: key('SKU of the Product') }).openapi('ProductReference');
 
@@ -52,7 +46,10 @@ export const newPackagingUnitSchema = z
 export type NewPackagingUnit = z.output<typeof newPackagingUnitSchema>;
 
 export const locationReferenceSchema = z
-  .object({ locationId: z.string().min(1).max(255).nullish(), erpCode: z.string().min(1).max(255).nullish() })
+  .object({
+    locationId: z.string().min(1).max(MAX_KEY_LENGTH).nullish(),
+    erpCode: z.string().min(1).max(MAX_KEY_LENGTH).nullish(),
+  })
   .refine((ref) => Boolean(ref.locationId) !== Boolean(ref.erpCode), { error: 'give locationId or erpCode' });
 
 export const newPackagingUnitOnLocationSchema = z

@@ -1,8 +1,8 @@
+import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 
-const MAX_KEY_LENGTH = 255;
 const MAX_DETAILS_DEPTH = 16;
 
 /** Optional request values: JSON null means "not given", like an absent field. */
@@ -54,14 +54,11 @@ export const productUnitSchema = z
 
 const stackingRuleSchema = z.object({
   noProducts: z.number().int().min(0).max(2_147_483_647),
-  allowedProduct: z.object({ sku: z.string().min(1).max(MAX_KEY_LENGTH) }),
+  allowedProduct: z.object({ sku: keySchema() }),
 });
 
 const productFields = {
-  sku: z
-    .string()
-    .max(MAX_KEY_LENGTH)
-    .refine((sku) => sku.trim() !== '', { error: 'must not be blank' }),
+  sku: keySchema(),
   label: optionalText(MAX_KEY_LENGTH),
   accountId: optionalText(MAX_KEY_LENGTH),
   baseUnit: positiveQuantitySchema,

@@ -105,6 +105,23 @@ describe('PUT /v1/transport-units/{bk}/load-units/{luPos}/packaging-units: refus
     expect(await holders(product.sku)).toEqual([`5 PC@${bk}/1`]);
   });
 
+  it('answers 400 naming a blank target TransportUnit or position, as every other key', async () => {
+    const { product, bk } = await givenStock();
+
+    const response = await api.put(pathOf(bk), {
+      product: { sku: product.sku },
+      quantity: aQuantity(2),
+      targetTransportUnitBK: '  ',
+      targetLoadUnitPosition: ' ',
+    });
+
+    expectValidationError(response, [
+      ['targetTransportUnitBK', 'must not be blank'],
+      ['targetLoadUnitPosition', 'must not be blank'],
+    ]);
+    expect(await holders(product.sku)).toEqual([`5 PC@${bk}/1`]);
+  });
+
   it('answers 400 owms.wms.inv.lu.alreadyAssigned when the target holds another Product (D17)', async () => {
     const { product, bk } = await givenStock();
     const other = await givenStock();
