@@ -7,7 +7,7 @@ import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
 import { locationIdsOf } from '../packaging-units/find-service.js';
 import { baseCodeOf, movement, placeOf } from '../packaging-units/stock.js';
-import { requireProductKind, requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReference } from '../products/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
 import { allocationErrors } from './messages.js';
@@ -59,7 +59,7 @@ export async function allocate(
   options: AllocationOptions,
   actor: Actor,
 ): Promise<AllocationResult[]> {
-  const product = (await requireProductReferences(tx, [request.sku])).get(request.sku)!;
+  const product = await requireProductReference(tx, request.sku);
   requireProductKind(request.qty, product.baseUnitCode, 'qty');
   const groupIds = options.groupNames?.length ? await locationGroupIdsWithChildren(tx, options.groupNames) : null;
 

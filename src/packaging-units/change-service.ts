@@ -3,7 +3,7 @@ import type { Tx } from '../db/tx.js';
 import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { requireLoadUnitAt } from '../load-units/service.js';
 import { requireLocation } from '../master-data/service.js';
-import { requireProductKind, requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReference } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
 import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
@@ -69,7 +69,7 @@ export async function deleteOnLocation(
   actor: Actor,
 ): Promise<void> {
   const location = await requireLocation(tx, input.location);
-  const product = (await requireProductReferences(tx, [input.sku])).get(input.sku)!;
+  const product = await requireProductReference(tx, input.sku);
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const ids = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
   const named = input.location.locationId ?? input.location.erpCode ?? '';
@@ -119,7 +119,7 @@ export async function reportProblem(
   actor: Actor,
 ): Promise<void> {
   const loadUnit = await requireLoadUnitAt(tx, address.transportUnitBK, address.luPos);
-  const product = (await requireProductReferences(tx, [report.sku])).get(report.sku)!;
+  const product = await requireProductReference(tx, report.sku);
   requireProductKind(report.quantity, product.baseUnitCode, 'quantity');
   const ids = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
   const units = await selectUnitsByIds(tx, ids);

@@ -4,7 +4,7 @@ import { validationError } from '../http/api-error.js';
 import { selectMovements, type MovementRow } from '../ledger/sql.js';
 import { findLoadUnitByPKey } from '../load-units/service.js';
 import { findLocationsByIds, locationGroupIdsWithChildren, requireLocation } from '../master-data/service.js';
-import { requireProductReferenceByPKey, requireProductReferences } from '../products/service.js';
+import { requireProductReference, requireProductReferenceByPKey } from '../products/service.js';
 import { packagingUnitErrors } from './messages.js';
 import type { PackagingUnitSearch } from './schemas.js';
 import {
@@ -61,7 +61,7 @@ export async function searchUnits(db: Queryable, search: PackagingUnitSearch): P
     ]);
   }
   if (search.sku !== undefined) {
-    const product = (await requireProductReferences(db, [search.sku])).get(search.sku)!;
+    const product = await requireProductReference(db, search.sku);
     return selectReservableUnitsOfProduct(db, product.id, sort, limit);
   }
   if (search.locationId !== undefined) {

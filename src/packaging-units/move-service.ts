@@ -6,7 +6,7 @@ import { appendMovements, type Actor, type MovementEntry, type StockPlace } from
 import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
-import { requireProductKind, requireProductReferences } from '../products/service.js';
+import { requireProductKind, requireProductReference, requireProductReferences } from '../products/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
 import type {
@@ -163,8 +163,7 @@ export async function moveUnit(
   if (input.product && input.product.sku !== seen.sku) {
     throw validationError([{ path: 'product.sku', message: `must be the unit's product '${seen.sku}'` }]);
   }
-  const product = (await requireProductReferences(tx, [seen.sku])).get(seen.sku)!;
-  requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
+  requireProductKind(input.quantity, seen.productBaseCode, 'quantity');
   // The target LoadUnit is locked before the unit: LoadUnits first, then units, as in every other move.
   let target: Target;
   if (input.loadUnit) {
@@ -207,7 +206,7 @@ export async function moveLocationToLoadUnit(
   actor: Actor,
   mixedAllowed: boolean,
 ): Promise<void> {
-  const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
+  const product = await requireProductReference(tx, input.product.sku);
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const source = await requireLocation(tx, input.actualLocation);
   const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
@@ -232,7 +231,7 @@ export async function moveFromLoadUnit(
   actor: Actor,
   mixedAllowed: boolean,
 ): Promise<void> {
-  const product = (await requireProductReferences(tx, [input.product.sku])).get(input.product.sku)!;
+  const product = await requireProductReference(tx, input.product.sku);
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const { transportUnitBK, luPos } = sourceAddress;
   let target: Target;

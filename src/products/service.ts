@@ -216,6 +216,11 @@ export async function requireProductReferences(
   return found;
 }
 
+/** The product with this SKU, or the `not.found` 404. */
+export async function requireProductReference(db: Queryable, sku: string): Promise<ProductReference> {
+  return (await requireProductReferences(db, [sku])).get(sku)!;
+}
+
 export async function requireProductReferenceByPKey(db: Queryable, pKey: string): Promise<ProductReference> {
   const key = asUuid(pKey);
   const product = key ? await selectProductReferenceByPKey(db, key) : undefined;
