@@ -1,8 +1,7 @@
 import type { Link } from '../http/links.js';
+import { put, type Json } from '../http/view.js';
 import { Quantity } from '../units/quantity.js';
 import type { LoadUnitRow } from './sql.js';
-
-type Json = Record<string, unknown>;
 
 /** Turns a path into an absolute href (the routes pass `path => href(req, path)`). */
 export type HrefOf = (path: string) => string;
@@ -23,11 +22,6 @@ export interface LoadUnitProduct {
 
 export const loadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}`;
 export const packagingUnitsInLoadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}/packaging-units`;
-
-/** Leaves out what is absent. */
-function put(target: Json, key: string, value: unknown): void {
-  if (value !== null && value !== undefined) target[key] = value;
-}
 
 /** The partial Product of spec part 2 ("Product (may be partial)"). */
 export function embeddedProductView(product: LoadUnitProduct): Json {

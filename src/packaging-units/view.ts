@@ -1,14 +1,9 @@
 import type { Link } from '../http/links.js';
+import { put, type Json } from '../http/view.js';
 import { locationView, type LocationView } from '../master-data/view.js';
 import { Quantity } from '../units/quantity.js';
 import type { PackagingUnitRow } from './sql.js';
 import { availableOf, quantityOf } from './stock.js';
-
-type Json = Record<string, unknown>;
-
-function put(target: Json, key: string, value: unknown): void {
-  if (value !== null && value !== undefined) target[key] = value;
-}
 
 export interface PackagingUnitViewContext {
   /** Embedded Locations by internal id (only units lying on a Location need one). */

@@ -1,14 +1,9 @@
 import type { Link } from '../http/links.js';
+import { put, type Json } from '../http/view.js';
 import { Quantity } from '../units/quantity.js';
 import type { ProductRow, ProductUnitRow } from './sql.js';
 
-type Json = Record<string, unknown>;
-
 /** Leaves out what is absent, so a read gives back what was sent (D9). */
-function put(target: Json, key: string, value: unknown): void {
-  if (value !== null && value !== undefined) target[key] = value;
-}
-
 function unitView(unit: ProductUnitRow): Json {
   const view: Json = { pKey: unit.pKey };
   put(view, 'label', unit.label);
