@@ -5,12 +5,12 @@ import { useTestApp } from '../support/app.js';
 import {
   allocate,
   call,
+  givenLoadUnitLocked,
   givenLocation,
   givenProduct,
   givenTransportUnitOn,
   givenUnitsIn,
   givenUnitsOnLocation,
-  lockLoadUnit,
   pc,
   qtyAvailableOf,
   type AllocationElement,
@@ -141,7 +141,7 @@ describe('POST /allocation/transport-units', () => {
     const open = await aTransportUnit();
     const [inLocked] = await givenUnitsIn(ctx.app, locked.bk, '1', sku, [{ quantity: pc(5) }]);
     await givenUnitsIn(ctx.app, open.bk, '1', sku, [{ quantity: pc(5) }]);
-    await lockLoadUnit(ctx.app, inLocked!.loadUnit!.pKey);
+    await givenLoadUnitLocked(ctx.app, inLocked!.loadUnit!.pKey);
 
     expect(await allocated({ sku, qty: pc(8) })).toEqual([
       expect.objectContaining({ transportUnitBK: open.bk, qtyAllocated: pc(5) }),

@@ -38,14 +38,15 @@ describe('POST /allocation/transport-units?sourceLocationGroupNames=', () => {
   let sku = '';
 
   beforeAll(async () => {
-    await givenGroups(ctx.app, [
+    await givenGroups(
+      ctx.app,
       { name: names.zoneA1, parent: names.zoneA },
       { name: names.zoneA, parent: names.zone },
       { name: names.zone },
       { name: names.other },
-    ]);
+    );
     for (const key of ['zone', 'zoneA', 'zoneA1', 'other'] as const) {
-      const location = await givenLocation(ctx.app, names[key]);
+      const location = await givenLocation(ctx.app, { locationGroupName: names[key] });
       tus[key] = await givenTransportUnitOn(ctx.app, location.locationId);
     }
   });

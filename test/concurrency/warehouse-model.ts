@@ -32,7 +32,7 @@ export async function aWarehouse(app: Target, pool: pg.Pool): Promise<Warehouse>
     const locationId = unique('PLOC');
     return { locationId, erpCode: `ERP-${locationId}` };
   });
-  await givenLocations(app, seeds);
+  await givenLocations(app, ...seeds);
   const bks = [unique('PTU'), unique('PTU')];
   for (const [i, bk] of bks.entries()) {
     await givenTransportUnit(app, bk, seeds[i]!.locationId);

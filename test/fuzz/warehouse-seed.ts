@@ -21,16 +21,17 @@ import type { KeyPool } from './known-keys.js';
 export async function seedWarehouse(ctx: TestContext, keys: KeyPool): Promise<void> {
   const app = ctx.app;
   const groups = ['FZ-WH', 'FZ-ZONE-A', 'FZ-ZONE-B'];
-  await givenGroups(app, [
+  await givenGroups(
+    app,
     { name: 'FZ-WH' },
     { name: 'FZ-ZONE-A', parent: 'FZ-WH' },
     { name: 'FZ-ZONE-B', parent: 'FZ-WH' },
-  ]);
+  );
   const locations = [
-    await givenLocation(app, 'FZ-ZONE-A'),
-    await givenLocation(app, 'FZ-ZONE-A'),
-    await givenLocation(app, 'FZ-ZONE-B'),
-    await givenLocation(app, 'FZ-WH'),
+    await givenLocation(app, { locationGroupName: 'FZ-ZONE-A' }),
+    await givenLocation(app, { locationGroupName: 'FZ-ZONE-A' }),
+    await givenLocation(app, { locationGroupName: 'FZ-ZONE-B' }),
+    await givenLocation(app, { locationGroupName: 'FZ-WH' }),
   ];
   const bySku = {
     piece: await givenProduct(app, { units: [{ quantity: aQuantity(1, 'DOZ') }] }),

@@ -1,7 +1,10 @@
 import type { Express } from 'express';
 import type pg from 'pg';
 import request, { type Test } from 'supertest';
+import { givenProduct as givenSeededProduct, type SeededProduct } from '../support/stock.js';
 import { bearer } from '../support/tokens.js';
+
+export { givenDivided } from '../support/stock-api.js';
 
 /** A fixed Host makes every absolute href predictable (D7). */
 export const HOST = 'inventory.test:8080';
@@ -47,27 +50,14 @@ export function patch(app: Express, path: string, body: unknown): Test {
   return authorised(request(app).patch(path)).send(body as object);
 }
 
-/** Divides or fails the test. */
-export async function givenDivided(app: Express, transportUnitBK: string, parts: number, type = 'BOX'): Promise<void> {
-  const response = await divide(app, { transportUnitBK, loadUnitType: type, parts: String(parts) });
-  if (response.status !== 201) throw new Error(`divide ${transportUnitBK}: ${response.status} ${response.text}`);
-}
-
 /** Creates a Product (base unit 1 PC unless told) or fails the test; answers its id and pKey. */
-export async function givenProduct(
+export function givenProduct(
   app: Express,
   pool: pg.Pool,
   sku: string,
   baseUnit: object = PIECE,
-): Promise<{ id: number; pKey: string; sku: string }> {
-  const response = await authorised(request(app).post('/v1/products')).send([{ sku, baseUnit }]);
-  if (response.status !== 201) throw new Error(`create product ${sku}: ${response.status} ${response.text}`);
-  const { rows } = await pool.query<{ id: string; p_key: string }>('SELECT id, p_key FROM product WHERE sku = $1', [
-    sku,
-  ]);
-  const row = rows[0];
-  if (!row) throw new Error(`product ${sku} not stored`);
-  return { id: Number(row.id), pKey: row.p_key, sku };
+): Promise<SeededProduct> {
+  return givenSeededProduct({ app, db: { pool } }, { sku, baseUnit });
 }
 
 export interface StoredLoadUnit {

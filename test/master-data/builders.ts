@@ -1,10 +1,10 @@
 import type { Express } from 'express';
-import request from 'supertest';
+import type request from 'supertest';
 import { beforeAll } from 'vitest';
 import type { TestContext } from '../support/app.js';
-import { bearer } from '../support/tokens.js';
+import { call, HOST, toleratePoolTeardown } from '../support/stock-api.js';
 
-export const HOST = 'inventory.test';
+export { givenGroups, givenLocations } from '../support/stock-api.js';
 export const BASE = `http://${HOST}`;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -22,35 +22,23 @@ export function aLocation(overrides: Record<string, unknown> = {}): Record<strin
 }
 
 export function putGroups(app: Express, body: unknown): request.Test {
-  return request(app)
-    .put('/v1/location-groups')
-    .set('Authorization', bearer())
-    .set('Host', HOST)
-    .send(body as object);
+  return call(app, 'put', '/v1/location-groups').send(body as object);
 }
 
 export function putLocations(app: Express, body: unknown): request.Test {
-  return request(app)
-    .put('/v1/locations')
-    .set('Authorization', bearer())
-    .set('Host', HOST)
-    .send(body as object);
+  return call(app, 'put', '/v1/locations').send(body as object);
 }
 
 export function postTransportUnit(app: Express, body: unknown): request.Test {
-  return request(app)
-    .post('/v1/transport-units')
-    .set('Authorization', bearer())
-    .set('Host', HOST)
-    .send(body as object);
+  return call(app, 'post', '/v1/transport-units').send(body as object);
 }
 
 export function get(app: Express, path: string): request.Test {
-  return request(app).get(path).set('Authorization', bearer()).set('Host', HOST);
+  return call(app, 'get', path);
 }
 
 export function patch(app: Express, path: string): request.Test {
-  return request(app).patch(path).set('Authorization', bearer()).set('Host', HOST);
+  return call(app, 'patch', path);
 }
 
 export async function getLocation(app: Express, locationId: string): Promise<Record<string, unknown>> {
@@ -59,27 +47,7 @@ export async function getLocation(app: Express, locationId: string): Promise<Rec
   return response.body as Record<string, unknown>;
 }
 
-/** Stores the Locations (and nothing else) or fails the test. */
-export async function givenLocations(app: Express, ...locations: Record<string, unknown>[]): Promise<void> {
-  const response = await putLocations(app, locations);
-  if (response.status !== 204) throw new Error(`PUT locations: ${response.status} ${JSON.stringify(response.body)}`);
-}
-
-export async function givenGroups(app: Express, ...groups: Record<string, unknown>[]): Promise<void> {
-  const response = await putGroups(app, groups);
-  if (response.status !== 204) throw new Error(`PUT groups: ${response.status} ${JSON.stringify(response.body)}`);
-}
-
-/**
- * test/support/database.ts drops the file's database WITH (FORCE) as soon as pool.end() resolves, which is
- * before the pool's connections are closed; PostgreSQL then ends them with 57P01, and the pool re-emits that
- * as an 'error' event nobody listens to. Files that open many connections at once (the concurrency tests)
- * meet this race on a server PostgreSQL; the shutdown of a connection being closed anyway is ignored here.
- */
+/** toleratePoolTeardown for the file's pool, registered once beforeAll has opened it. */
 export function ignoreTeardownDisconnects(ctx: TestContext): void {
-  beforeAll(() => {
-    ctx.db.pool.on('error', (error: Error & { code?: string }) => {
-      if (error.code !== '57P01') throw error;
-    });
-  });
+  beforeAll(() => toleratePoolTeardown(ctx.db.pool));
 }

@@ -37,15 +37,15 @@ describe('GET /v1/packaging-units?productPKey=&locationGroupName= (packaging-uni
     const parentLocation = await givenLocation(ctx, { locationGroupName: parent });
     const otherLocation = await givenLocation(ctx, { locationGroupName: elsewhere });
 
-    const inChild = await givenTransportUnitOn(ctx, childLocation.locationId);
+    const inChild = await givenTransportUnitOn(ctx, childLocation.locationId, 'EURO');
     expected.onTransportUnitInChild = (await givenUnitsInLoadUnit(ctx, inChild, '1', [aUnit(product.sku, 5)]))[0]!.pKey;
-    const lockedInChild = await givenTransportUnitOn(ctx, childLocation.locationId);
+    const lockedInChild = await givenTransportUnitOn(ctx, childLocation.locationId, 'EURO');
     await givenUnitsInLoadUnit(ctx, lockedInChild, '1', [aUnit(product.sku, 9)]);
     await givenLoadUnitLocked(ctx, await loadUnitPKey(ctx.db.pool, lockedInChild, '1'));
     expected.looseInChild = (await givenUnitOnLocation(ctx, product.sku, childLocation.locationId, 3)).pKey;
     expected.looseInParent = (await givenUnitOnLocation(ctx, product.sku, parentLocation.locationId, 1)).pKey;
 
-    const inOther = await givenTransportUnitOn(ctx, otherLocation.locationId);
+    const inOther = await givenTransportUnitOn(ctx, otherLocation.locationId, 'EURO');
     await givenUnitsInLoadUnit(ctx, inOther, '1', [aUnit(product.sku, 4)]);
     await givenUnitOnLocation(ctx, product.sku, otherLocation.locationId, 2);
     const nowhere = uniqueKey('TU');

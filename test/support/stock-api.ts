@@ -4,10 +4,10 @@ import { aQuantity, uniqueSku, type Json, type QuantityJson } from './builders.j
 import { bearer } from './tokens.js';
 
 /**
- * Seeding and reading stock through the HTTP API, for the allocation and concurrency suites. A target is the
- * in-process app (supertest) or the base URL of a spawned service; both take the same requests.
+ * Seeding and reading stock through the HTTP API, shared by the suites. A target is the in-process app (supertest),
+ * a test context holding it, or the base URL of a spawned service; all take the same requests.
  */
-export type Target = Express | string;
+export type Target = Express | string | { app: Express };
 
 export const HOST = 'inventory.test';
 
@@ -19,12 +19,13 @@ export function unique(prefix: string): string {
 }
 
 export function call(target: Target, method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string): Test {
-  return request(target)[method](path).set('Authorization', bearer()).set('Host', HOST);
+  const server = typeof target === 'string' || typeof target === 'function' ? target : target.app;
+  return request(server)[method](path).set('Authorization', bearer()).set('Host', HOST);
 }
 
 export const pc = (magnitude: unknown): QuantityJson => aQuantity(magnitude, 'PC');
 
-function expectStatus(response: Response, status: number, what: string): void {
+export function expectStatus(response: Response, status: number, what: string): void {
   if (response.status !== status) {
     throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
   }
@@ -38,37 +39,43 @@ export async function givenProduct(target: Target, overrides: Json = {}): Promis
   return sku;
 }
 
-export async function givenGroups(target: Target, groups: { name: string; parent?: string }[]): Promise<void> {
+/** LocationGroups `{name, parent}` through PUT /v1/location-groups. */
+export async function givenGroups(target: Target, ...groups: Json[]): Promise<void> {
   expectStatus(await call(target, 'put', '/v1/location-groups').send(groups), 204, 'put location groups');
 }
 
-export interface LocationSeed {
-  locationId: string;
-  erpCode?: string;
-  locationGroupName?: string;
-}
-
-export async function givenLocations(target: Target, locations: LocationSeed[]): Promise<void> {
+/** Stores the Locations (and nothing else) through PUT /v1/locations. */
+export async function givenLocations(target: Target, ...locations: Json[]): Promise<void> {
   expectStatus(await call(target, 'put', '/v1/locations').send(locations), 204, 'put locations');
 }
 
-/** A Location (with an ERP code) of its own, in the group when one is named. */
-export async function givenLocation(target: Target, locationGroupName?: string): Promise<LocationSeed> {
-  const locationId = unique('LOC');
-  const location = { locationId, erpCode: `ERP-${locationId}`, ...(locationGroupName && { locationGroupName }) };
-  await givenLocations(target, [location]);
-  return location;
+interface SeededLocation {
+  readonly locationId: string;
+  readonly erpCode: string;
 }
 
-export async function givenTransportUnit(target: Target, transportUnitBK: string, locationId: string): Promise<void> {
-  const body = { transportUnitBK, transportUnitType: 'PALLET', actualLocation: { locationId } };
+/** A Location with a fresh locationId and erpCode (plus the overrides, e.g. its `locationGroupName`). */
+export async function givenLocation(target: Target, overrides: Json = {}): Promise<SeededLocation> {
+  const locationId = unique('LOC');
+  const location = { locationId, erpCode: `ERP-${locationId}`, ...overrides };
+  await givenLocations(target, location);
+  return { locationId: location.locationId as string, erpCode: location.erpCode as string };
+}
+
+export async function givenTransportUnit(
+  target: Target,
+  transportUnitBK: string,
+  locationId: string,
+  transportUnitType = 'PALLET',
+): Promise<void> {
+  const body = { transportUnitBK, transportUnitType, actualLocation: { locationId } };
   expectStatus(await call(target, 'post', '/v1/transport-units').send(body), 201, `create TU ${transportUnitBK}`);
 }
 
 /** A new TransportUnit standing on the Location; answers its business key. */
-export async function givenTransportUnitOn(target: Target, locationId: string): Promise<string> {
+export async function givenTransportUnitOn(target: Target, locationId: string, type = 'PALLET'): Promise<string> {
   const transportUnitBK = unique('TU');
-  await givenTransportUnit(target, transportUnitBK, locationId);
+  await givenTransportUnit(target, transportUnitBK, locationId, type);
   return transportUnitBK;
 }
 
@@ -109,7 +116,8 @@ export async function givenUnitsOnLocation(
   return response.body as CreatedUnit[];
 }
 
-export async function lockLoadUnit(target: Target, loadUnitPKey: string, locked = true): Promise<void> {
+/** Locks (or unlocks) a LoadUnit for allocation through PATCH /v1/load-units/{pKey}. */
+export async function givenLoadUnitLocked(target: Target, loadUnitPKey: string, locked = true): Promise<void> {
   const response = await call(target, 'patch', `/v1/load-units/${loadUnitPKey}`).send({ locked });
   expectStatus(response, 200, `lock load unit ${loadUnitPKey}`);
 }
@@ -157,8 +165,14 @@ export function baseAmountOf(quantity: QuantityJson): number {
   return Number(quantity.magnitude) * factor;
 }
 
-/** lu-divide (D16): `parts` empty LoadUnits at positions "1" … "n" on the TransportUnit. */
-export async function givenDivided(target: Target, transportUnitBK: string, parts: number): Promise<void> {
-  const fields = { transportUnitBK, loadUnitType: 'BOX', parts: String(parts) };
-  expectStatus(await call(target, 'post', '/v1/transport-unit').type('form').send(fields), 201, 'divide');
+/** lu-divide (D16), form-urlencoded: `parts` empty LoadUnits of `type` at positions "1" … "n" on the TransportUnit. */
+export async function givenDivided(
+  target: Target,
+  transportUnitBK: string,
+  parts: number,
+  type = 'BOX',
+): Promise<void> {
+  const fields = { transportUnitBK, loadUnitType: type, parts: String(parts) };
+  const response = await call(target, 'post', '/v1/transport-unit').type('form').send(fields);
+  expectStatus(response, 201, `divide ${transportUnitBK}`);
 }

@@ -3,12 +3,16 @@
  * PackagingUnits, reservations) and small SQL probes for asserting side effects. Shared by the packaging-unit
  * and move suites; each helper fails the test when the API refuses the seed.
  */
+import type { Express } from 'express';
 import type pg from 'pg';
 import { expect } from 'vitest';
-import request, { type Response, type Test } from 'supertest';
+import request, { type Test } from 'supertest';
 import type { TestContext } from './app.js';
 import { aQuantity, uniqueSku, type Json, type QuantityJson } from './builders.js';
+import { expectStatus, givenProduct as givenSku } from './stock-api.js';
 import { bearer } from './tokens.js';
+
+export { givenDivided, givenGroups, givenLoadUnitLocked, givenLocation, givenTransportUnitOn } from './stock-api.js';
 
 /** A fixed Host makes every absolute href predictable (D7). */
 export const STOCK_HOST = 'stock.test:8080';
@@ -52,69 +56,23 @@ export function stockApi(ctx: TestContext, token?: string): StockApi {
   };
 }
 
-function expectStatus(response: Response, status: number, what: string): void {
-  if (response.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
-  }
-}
-
 export interface SeededProduct {
   readonly id: number;
   readonly pKey: string;
   readonly sku: string;
 }
 
-/** A Product (base unit 1 PC unless told), created through POST /v1/products. */
-export async function givenProduct(ctx: TestContext, overrides: Json = {}): Promise<SeededProduct> {
-  const sku = typeof overrides.sku === 'string' ? overrides.sku : uniqueSku('PU');
-  const response = await stockApi(ctx).post('/v1/products', [{ sku, baseUnit: aQuantity(1), ...overrides }]);
-  expectStatus(response, 201, `create product ${sku}`);
+/** A Product (base unit 1 PC unless told), created through POST /v1/products; answers its id, pKey and SKU. */
+export async function givenProduct(
+  ctx: { app: Express; db: { pool: pg.Pool } },
+  overrides: Json = {},
+): Promise<SeededProduct> {
+  const sku = await givenSku(ctx, { sku: uniqueSku('PU'), ...overrides });
   const { rows } = await ctx.db.pool.query<{ id: string; p_key: string }>(
     'SELECT id, p_key FROM product WHERE sku = $1',
     [sku],
   );
   return { id: Number(rows[0]!.id), pKey: rows[0]!.p_key, sku };
-}
-
-/** LocationGroups `{name, parent}` through PUT /v1/location-groups. */
-export async function givenGroups(ctx: TestContext, ...groups: Json[]): Promise<void> {
-  expectStatus(await stockApi(ctx).put('/v1/location-groups', groups), 204, 'PUT location-groups');
-}
-
-export interface SeededLocation {
-  readonly locationId: string;
-  readonly erpCode: string;
-}
-
-/** A Location with a fresh locationId and erpCode (plus the overrides) through PUT /v1/locations. */
-export async function givenLocation(ctx: TestContext, overrides: Json = {}): Promise<SeededLocation> {
-  const location = { locationId: uniqueKey('LOC'), erpCode: uniqueKey('ERP'), ...overrides };
-  expectStatus(await stockApi(ctx).put('/v1/locations', [location]), 204, 'PUT locations');
-  return { locationId: location.locationId as string, erpCode: location.erpCode as string };
-}
-
-/** A TransportUnit standing on the Location, through POST /v1/transport-units. */
-export async function givenTransportUnitOn(
-  ctx: TestContext,
-  locationId: string,
-  bk = uniqueKey('TU'),
-): Promise<string> {
-  const response = await stockApi(ctx).post('/v1/transport-units', {
-    transportUnitBK: bk,
-    transportUnitType: 'EURO',
-    actualLocation: { locationId },
-  });
-  expectStatus(response, 201, `create transport unit ${bk}`);
-  return bk;
-}
-
-/** A TransportUnit divided into `parts` LoadUnits "1"…"n" (lu-divide). */
-export async function givenDivided(ctx: TestContext, bk: string, parts: number, type = 'BOX'): Promise<void> {
-  const response = await stockApi(ctx)
-    .post('/v1/transport-unit')
-    .type('form')
-    .send({ transportUnitBK: bk, loadUnitType: type, parts: String(parts) });
-  expectStatus(response, 201, `divide ${bk}`);
 }
 
 /** The JSON of one new PackagingUnit: `{product: {sku}, quantity}` plus the overrides. */
@@ -173,11 +131,6 @@ export async function loadUnitPKey(pool: pg.Pool, bk: string, luPos: string): Pr
   );
   if (!rows[0]) throw new Error(`no LoadUnit ${bk}/${luPos}`);
   return rows[0].p_key;
-}
-
-/** Locks (or unlocks) a LoadUnit for allocation through PATCH /v1/load-units/{pKey}. */
-export async function givenLoadUnitLocked(ctx: TestContext, pKey: string, locked = true): Promise<void> {
-  expectStatus(await stockApi(ctx).patch(`/v1/load-units/${pKey}`, { locked }), 200, `lock LoadUnit ${pKey}`);
 }
 
 export interface StoredUnit {
