@@ -115,18 +115,28 @@ describe('POST /allocation/transport-units errors', () => {
     return sku;
   }
 
+  /** D23's 409 for a short allocation with allowPartial=false. */
+  function expectInsufficient(
+    response: Parameters<typeof expectApiDeclined>[0],
+    sku: string,
+    requested: string,
+    available: string,
+  ): void {
+    expectApiDeclined(response, {
+      status: 409,
+      message: `Only ${available} of Product [${sku}] can be allocated, ${requested} were requested`,
+      messageKey: 'owms.wms.inv.alloc.insufficient',
+      obj: [sku, requested, available],
+      class: 'String',
+    });
+  }
+
   it('answers 409 owms.wms.inv.alloc.insufficient with allowPartial=false and reserves nothing', async () => {
     const sku = await stockOf(12);
 
     const response = await allocate(ctx.app, { sku, qty: pc(30) }, '?allowPartial=false');
 
-    expectApiDeclined(response, {
-      status: 409,
-      message: `Only 12 PC of Product [${sku}] can be allocated, 30 PC were requested`,
-      messageKey: 'owms.wms.inv.alloc.insufficient',
-      obj: [sku, '30 PC', '12 PC'],
-      class: 'String',
-    });
+    expectInsufficient(response, sku, '30 PC', '12 PC');
     expect((await storedUnits(ctx.db.pool, [sku])).map((unit) => unit.reservedBase)).toEqual(['0', '0']);
     expect(await reservationRowsOf(ctx.db.pool, sku)).toBe(0);
   });
@@ -142,13 +152,7 @@ describe('POST /allocation/transport-units errors', () => {
 
       const response = await allocate(ctx.app, { sku, qty: pc(3) }, '?allowPartial=false');
 
-      expectApiDeclined(response, {
-        status: 409,
-        message: `Only 0 PC of Product [${sku}] can be allocated, 3 PC were requested`,
-        messageKey: 'owms.wms.inv.alloc.insufficient',
-        obj: [sku, '3 PC', '0 PC'],
-        class: 'String',
-      });
+      expectInsufficient(response, sku, '3 PC', '0 PC');
       expect(await reservationRowsOf(ctx.db.pool, sku)).toBe(0);
     },
   );
