@@ -15,6 +15,8 @@ import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
+import { addFeedRoutes } from './events/feed-routes.js';
+import type { EventsRuntime } from './events/runtime.js';
 import type { AddFeatureRoutes } from './http/feature.js';
 import { addLoadUnitRoutes } from './load-units/routes.js';
 import { addMasterDataRoutes } from './master-data/routes.js';
@@ -31,12 +33,15 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitRoutes,
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
+  addFeedRoutes,
 ];
 
 export interface AppDependencies {
   readonly config: Config;
   readonly pool: pg.Pool;
   readonly logger: Logger;
+  /** Numbering, publishing and the feed's wake-ups; started by main (or a test) and stopped with the pool. */
+  readonly events: EventsRuntime;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
@@ -52,7 +57,7 @@ function isPublic(req: Request): boolean {
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
-export function createApp({ config, pool, logger }: AppDependencies): Express {
+export function createApp({ config, pool, logger, events }: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
   app.disable('x-powered-by');
@@ -67,6 +72,7 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
   });
   const routes = new Routes(config.bodyLimit, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
   const metrics = createMetrics(pool);
+  events.registerMetrics(metrics.registry);
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
@@ -79,8 +85,8 @@ export function createApp({ config, pool, logger }: AppDependencies): Express {
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config });
-  addOperatorRoutes(app, routes, pool, metrics, () => (apiDocument ??= buildApiDocument(registry)));
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config, events });
+  addOperatorRoutes(app, routes, pool, events, metrics, () => (apiDocument ??= buildApiDocument(registry)));
   app.use(routes.router);
 
   app.use((req, _res, next) => {

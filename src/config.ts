@@ -21,6 +21,15 @@ const scopeList = z
   .optional()
   .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean));
 
+function isAmqpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'amqp:' || url.protocol === 'amqps:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const environmentSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -50,6 +59,21 @@ const environmentSchema = z
     HTTP_HEADERS_TIMEOUT_MS: positiveMillis.default(20_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveMillis.default(300_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
+    AMQP_URL: z
+      .string()
+      .refine(isAmqpUrl, { message: 'must be an amqp:// or amqps:// URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
+      .optional(),
+    // RabbitMQ's own rule for names, which it would otherwise enforce only when the relay first connects.
+    AMQP_EXCHANGE: z
+      .string()
+      .regex(/^[\w.:-]{1,255}$/, { message: 'must be 1–255 letters, digits, and the characters - _ . :' })
+      .default('inventory'),
+    EVENTS_RETENTION_HOURS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10 * 365 * 24)
+      .default(168),
     IDEMPOTENCY_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -111,6 +135,12 @@ export interface Config {
   };
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
+  /** D28, D29: publishing to RabbitMQ (only with a URL) and how long the feed keeps events. */
+  readonly events: {
+    readonly amqpUrl?: string;
+    readonly exchange: string;
+    readonly retentionHours: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -169,5 +199,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
+    events: Object.freeze({
+      amqpUrl: env.AMQP_URL,
+      exchange: env.AMQP_EXCHANGE,
+      retentionHours: env.EVENTS_RETENTION_HOURS,
+    }),
   });
 }

@@ -6,6 +6,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { startEvents, type EventsRuntime } from './events/runtime.js';
 import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
@@ -45,7 +46,14 @@ function listen(server: Server, config: Config): Promise<void> {
  * Stop accepting, let in-flight requests finish until the deadline (each connection closing after its current
  * request), then close the pool and the embedded database. A second signal ends the process at once.
  */
-function installShutdown(server: Server, draining: Draining, database: Database, config: Config, logger: Logger): void {
+function installShutdown(
+  server: Server,
+  draining: Draining,
+  events: EventsRuntime,
+  database: Database,
+  config: Config,
+  logger: Logger,
+): void {
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
@@ -62,8 +70,11 @@ function installShutdown(server: Server, draining: Draining, database: Database,
     draining.start();
     server.close(() => {
       clearTimeout(deadline);
-      database
-        .close()
+      // The relay finishes its batch and gives up its lease before the pool closes under it.
+      events
+        .stop()
+        .catch((error: unknown) => logger.warn({ err: error }, 'stopping the event relay failed'))
+        .then(() => database.close())
         .then(() => {
           logger.info('stopped');
           process.exit(0);
@@ -135,7 +146,8 @@ async function main(): Promise<void> {
     createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);
     await migrate(database.pool, logger);
-    const app = createApp({ config, pool: database.pool, logger });
+    const events = startEvents(database.pool, config, logger);
+    const app = createApp({ config, pool: database.pool, logger, events });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(
       {
@@ -150,7 +162,7 @@ async function main(): Promise<void> {
     answerClientErrors(server, logger);
     const draining = drainOnShutdown(server);
     await listen(server, config);
-    installShutdown(server, draining, database, config, logger);
+    installShutdown(server, draining, events, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {

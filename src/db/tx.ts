@@ -29,6 +29,15 @@ export interface TransactionParticipant {
 
 export const transactionParticipants = new AsyncLocalStorage<TransactionParticipant>();
 
+const commitCallbacks = new WeakMap<pg.PoolClient, (() => void)[]>();
+
+/** Runs `callback` once the transaction has committed; a rollback (or a retried attempt) discards it. */
+export function afterCommit(tx: Tx, callback: () => void): void {
+  const callbacks = commitCallbacks.get(tx);
+  if (callbacks) callbacks.push(callback);
+  else commitCallbacks.set(tx, [callback]);
+}
+
 const SERIALIZATION_FAILURE = '40001';
 const DEADLOCK_DETECTED = '40P01';
 
@@ -70,6 +79,7 @@ export async function withTransaction<T>(
       const result = await fn(client as Tx);
       await client.query('COMMIT');
       participant?.onCommit();
+      for (const callback of commitCallbacks.get(client) ?? []) callback();
       return result;
     } catch (error) {
       if (isBrokenConnection(error)) {
@@ -83,6 +93,7 @@ export async function withTransaction<T>(
       }
       if (attempt >= maxAttempts || !isRetryable(error)) throw error;
     } finally {
+      commitCallbacks.delete(client);
       // A client whose rollback failed may be mid-protocol; destroy it rather than hand it to the next request.
       client.release(broken);
     }

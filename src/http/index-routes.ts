@@ -11,6 +11,7 @@ const ROOT_LINKS: readonly LinkSpec[] = [
   ['product-index', '/v1/products/index'],
   ['load-unit-index', '/v1/load-units/index'],
   ['packaging-unit-index', '/v1/packaging-units/index'],
+  ['events-index', '/v1/events/index'],
 ];
 
 // Spec part 4: product links carry only href; load-unit and packaging-unit links also the HTTP method.
@@ -58,6 +59,10 @@ const PACKAGING_UNIT_LINKS: readonly LinkSpec[] = [
   ['packaging-units-reportproblemforpuinlu', `${ON_LOAD_UNIT}/failures`, 'POST'],
 ];
 
+const EVENT_LINKS: readonly LinkSpec[] = [
+  ['events-feed', '/v1/events?after={cursor}&limit={limit}&wait={wait}', 'GET'],
+];
+
 const xml = new XMLBuilder({
   ignoreAttributes: false,
   attributeNamePrefix: '@',
@@ -96,6 +101,7 @@ export function addIndexRoutes(routes: Routes): void {
     ['/v1/products/index', PRODUCT_LINKS, 'Links to every Product operation'],
     ['/v1/load-units/index', LOAD_UNIT_LINKS, 'Links to every LoadUnit operation'],
     ['/v1/packaging-units/index', PACKAGING_UNIT_LINKS, 'Links to every PackagingUnit operation'],
+    ['/v1/events/index', EVENT_LINKS, 'Links to the change feed of stock events'],
   ];
   for (const [path, specs, summary] of indexes) {
     routes.add({

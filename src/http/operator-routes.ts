@@ -3,6 +3,7 @@ import path from 'node:path';
 import { OpenApiGeneratorV31, type OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import express, { type Express, type Request, type Response } from 'express';
 import type pg from 'pg';
+import type { EventsRuntime } from '../events/runtime.js';
 import type { Metrics } from './metrics.js';
 import type { Routes } from './routing.js';
 
@@ -65,6 +66,7 @@ export function addOperatorRoutes(
   app: Express,
   routes: Routes,
   pool: pg.Pool,
+  events: EventsRuntime,
   metrics: Metrics,
   apiDocument: () => object,
 ): void {
@@ -73,12 +75,14 @@ export function addOperatorRoutes(
     path: '/actuator/health',
     produces: ['application/json'],
     handler: async (_req: Request, res: Response) => {
-      const up = await databaseIsUp(pool);
-      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN' });
+      const [up, eventsHealth] = await Promise.all([databaseIsUp(pool), events.health()]);
+      // D28: a broker that is down shows in its component; the service itself stays UP.
+      const components = eventsHealth ? { components: { events: eventsHealth } } : {};
+      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', ...components });
     },
     doc: {
       tags: ['Operations'],
-      summary: 'Liveness and database reachability',
+      summary: 'Liveness, database reachability and (with AMQP_URL) the event relay',
       security: [],
       responses: { 200: { description: 'UP' }, 503: { description: 'DOWN: the database is unreachable' } },
     },

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
+import { startEvents } from '../../src/events/runtime.js';
 import { testConfig } from '../support/app.js';
 
 /** The parts of the service's OpenAPI 3.1 document (GET /v3/api-docs) that the fuzzing reads. */
@@ -43,12 +44,15 @@ export interface Operation {
  */
 export async function loadApiDocument(): Promise<ApiDocument> {
   const pool = new pg.Pool({ connectionString: 'postgres://unused@127.0.0.1:9/unused' });
+  const logger = pino({ level: 'silent' });
+  const events = startEvents(pool, testConfig(), logger);
   try {
-    const app = createApp({ config: testConfig(), pool, logger: pino({ level: 'silent' }) });
+    const app = createApp({ config: testConfig(), pool, logger, events });
     const response = await request(app).get('/v3/api-docs');
     if (response.status !== 200) throw new Error(`GET /v3/api-docs answered ${response.status}`);
     return response.body as ApiDocument;
   } finally {
+    await events.stop();
     await pool.end();
   }
 }

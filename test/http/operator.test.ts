@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
+import { startEvents } from '../../src/events/runtime.js';
 import { testConfig, useTestApp } from '../support/app.js';
 import { expectServerDeclined, JSON_UTF8 } from '../support/http.js';
 import { closedPort } from '../support/ports.js';
@@ -38,13 +39,16 @@ describe('GET /actuator/health', () => {
       connectionString: `postgres://nobody:nothing@127.0.0.1:${await closedPort()}/none`,
       connectionTimeoutMillis: 1000,
     });
+    const logger = pino({ level: 'silent' });
+    const events = startEvents(unreachable, testConfig(), logger);
     try {
-      const app = createApp({ config: testConfig(), pool: unreachable, logger: pino({ level: 'silent' }) });
+      const app = createApp({ config: testConfig(), pool: unreachable, logger, events });
       const response = await request(app).get('/actuator/health');
       expect(response.status).toBe(503);
       expect(response.headers['content-type']).toBe(JSON_UTF8);
       expect(response.body).toStrictEqual({ status: 'DOWN' });
     } finally {
+      await events.stop();
       await unreachable.end();
     }
   });

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { startEvents, type EventsRuntime } from '../../src/events/runtime.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { TEST_SECRET } from './tokens.js';
 
@@ -10,6 +11,7 @@ export interface TestContext {
   app: Express;
   db: TestDatabase;
   config: Config;
+  events: EventsRuntime;
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
@@ -26,9 +28,11 @@ export function useTestApp(environment: Record<string, string> = {}): TestContex
     context.db = await createTestDatabase();
     context.config = testConfig(environment);
     const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-    context.app = createApp({ config: context.config, pool: context.db.pool, logger });
+    context.events = startEvents(context.db.pool, context.config, logger);
+    context.app = createApp({ config: context.config, pool: context.db.pool, logger, events: context.events });
   });
   afterAll(async () => {
+    await context.events?.stop();
     await context.db?.drop();
   });
   return context;

@@ -1,0 +1,55 @@
+import { EventEmitter } from 'node:events';
+import { afterCommit, type Tx } from '../db/tx.js';
+import { stringifyJson } from '../json.js';
+
+/** D27's event types; the last word is the `owms_event_type` header of the published message (D28). */
+export type EventType =
+  | 'product.event.created'
+  | 'product.event.updated'
+  | 'product.event.deleted'
+  | 'lu.event.created'
+  | 'lu.event.changed'
+  | 'pu.event.created'
+  | 'pu.event.moved'
+  | 'pu.event.changed'
+  | 'pu.event.deleted'
+  | 'allocation.event.reserved'
+  | 'allocation.event.released';
+
+/** One changed resource, rendered as `GET` renders it in plain JSON (D27). */
+export interface NewEvent {
+  readonly type: EventType;
+  /** The resource's pKey (a reservation's id): events of one key reach consumers in commit order. */
+  readonly key: string;
+  readonly resource: Record<string, unknown>;
+}
+
+/**
+ * Emits `committed` after a transaction that wrote events has committed, so this instance numbers them at once
+ * instead of at its next poll (src/events/sequencer.ts).
+ */
+export const outboxSignal = new EventEmitter().setMaxListeners(0);
+const signalCommitted = (): boolean => outboxSignal.emit('committed');
+
+// Bounds the size of one statement's JSON text; a bulk of 100,000 Products is 10 statements.
+const EVENTS_PER_STATEMENT = 10_000;
+
+/**
+ * Appends the events of a transaction's changes in the order given, in the caller's transaction (D27's outbox):
+ * one statement per batch of events. The events travel as one JSON text, which `json_array_elements` splits
+ * without re-encoding the resources.
+ */
+export async function appendEvents(tx: Tx, events: readonly NewEvent[], requestId: string): Promise<void> {
+  for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
+    const batch = events.slice(start, start + EVENTS_PER_STATEMENT);
+    await tx.query({
+      name: 'append-events',
+      text: `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+             SELECT e->>'type', e->>'key', $2::text, e->'resource'
+               FROM json_array_elements($1::json) WITH ORDINALITY AS v(e, n)
+              ORDER BY n`,
+      values: [stringifyJson(batch), requestId],
+    });
+  }
+  if (events.length > 0) afterCommit(tx, signalCommitted);
+}

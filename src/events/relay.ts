@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { Connection, type Publisher } from 'rabbitmq-client';
+import type { FeedSignal } from './feed-signal.js';
+import { acquireRelayLease, advancePublished, releaseRelayLease, selectEventsAfter, type StoredEvent } from './sql.js';
+
+const BATCH_SIZE = 500;
+// Renewed with every batch; an instance that stops renewing (killed, frozen) hands over after this long.
+const LEASE_MS = 15_000;
+// Without news of events, a relay still looks every so often: for a lease to take over, and for missed news.
+const IDLE_MS = 1000;
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+export interface RelaySettings {
+  readonly url: string;
+  readonly exchange: string;
+}
+
+/** D28: the last word of the type is the `owms_event_type` header (`pu.event.moved` → `moved`). */
+function shortType(type: string): string {
+  return type.slice(type.lastIndexOf('.') + 1);
+}
+
+/**
+ * The only code that talks to the broker (D28). Publishes numbered events in position order, in batches with
+ * publisher confirms, and records how far it got after the broker confirmed; so every event is published at
+ * least once, and those of one resource in commit order. One instance at a time holds the lease to publish;
+ * the others stand by. A broker that is down or refuses costs requests nothing: the relay waits with backoff
+ * and the events wait in the outbox.
+ */
+export class EventRelay {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly connection: Connection;
+  private readonly publisher: Publisher;
+  private brokerUp = false;
+  private leader = false;
+  private stopped = false;
+  private pending = false;
+  private wake: (() => void) | undefined;
+  private wakeForBroker: (() => void) | undefined;
+  private readonly loop: Promise<void>;
+  private readonly stopListening: () => void;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: RelaySettings,
+    private readonly signal: FeedSignal,
+    private readonly logger: Logger,
+    private readonly onPublished: (count: number) => void,
+  ) {
+    this.connection = new Connection({
+      url: settings.url,
+      connectionName: `inventory-service ${this.owner}`,
+      retryLow: RETRY_MIN_MS,
+      retryHigh: RETRY_MAX_MS,
+      connectionTimeout: 5000,
+    });
+    this.connection.on('connection', () => {
+      if (!this.brokerUp)
+        this.logger.info({ exchange: settings.exchange }, 'event broker connected: publishing events');
+      this.brokerUp = true;
+      this.wakeForBroker?.();
+    });
+    this.connection.on('error', (error: unknown) => this.brokerDown(error));
+    this.publisher = this.connection.createPublisher({
+      confirm: true,
+      maxAttempts: 1,
+      exchanges: [{ exchange: settings.exchange, type: 'topic', durable: true }],
+    });
+    this.stopListening = signal.onAdvance(() => this.kick());
+    this.loop = this.run();
+  }
+
+  /** Whether this instance can reach the broker (reported by the health check). */
+  get connected(): boolean {
+    return this.brokerUp && this.connection.ready;
+  }
+
+  private brokerDown(error: unknown): void {
+    if (this.brokerUp) {
+      this.logger.warn({ err: error }, 'event broker unreachable: events wait in the outbox until it is back');
+    }
+    this.brokerUp = false;
+  }
+
+  private kick(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  /** Waits `ms`, or less when woken: by news of events unless `onlyForBroker`, by the broker coming back. */
+  private sleep(ms: number, onlyForBroker = false): Promise<void> {
+    if (this.pending && !onlyForBroker) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = onlyForBroker ? undefined : done;
+      this.wakeForBroker = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    let retryMs = RETRY_MIN_MS;
+    while (!this.stopped) {
+      this.pending = false;
+      try {
+        const more = await this.publishBatch();
+        retryMs = RETRY_MIN_MS;
+        if (!more) await this.sleep(IDLE_MS);
+      } catch (error) {
+        if (this.connection.ready) this.logger.warn({ err: error }, 'publishing events failed; retrying');
+        else this.brokerDown(error);
+        // Not cut short by news of events: under load that would retry a refusing broker in a busy loop.
+        await this.sleep(retryMs, true);
+        retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+      }
+    }
+  }
+
+  /** Publishes the next batch if this instance holds the lease; answers whether more may be waiting. */
+  private async publishBatch(): Promise<boolean> {
+    if (!this.connection.ready) return false;
+    const publishedThrough = await acquireRelayLease(this.pool, this.settings.exchange, this.owner, LEASE_MS);
+    this.leader = publishedThrough !== undefined;
+    if (publishedThrough === undefined) return false;
+    const events = await selectEventsAfter(this.pool, publishedThrough, BATCH_SIZE);
+    if (events.length === 0) return false;
+    // Sent in order on one channel; the broker confirms each, and only then is the mark moved.
+    await Promise.all(events.map((event) => this.publish(event)));
+    const last = events[events.length - 1]!.position;
+    if (!(await advancePublished(this.pool, this.settings.exchange, this.owner, last))) return false;
+    this.onPublished(events.length);
+    return events.length === BATCH_SIZE;
+  }
+
+  private publish(event: StoredEvent): Promise<void> {
+    return this.publisher.send(
+      {
+        exchange: this.settings.exchange,
+        routingKey: event.type,
+        messageId: event.id,
+        correlationId: event.requestId ?? undefined,
+        timestamp: Math.floor(event.occurredAt.getTime() / 1000),
+        contentType: 'application/json',
+        durable: true,
+        headers: { owms_event_type: shortType(event.type) },
+      },
+      Buffer.from(event.resource),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopListening();
+    this.wakeForBroker?.();
+    await this.loop;
+    if (this.leader) {
+      await releaseRelayLease(this.pool, this.settings.exchange, this.owner).catch(() => undefined);
+    }
+    await this.publisher.close().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,106 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import client from 'prom-client';
+import type { Config } from '../config.js';
+import { withTransaction } from '../db/tx.js';
+import { FeedSignal } from './feed-signal.js';
+import { FeedListener } from './listener.js';
+import { EventRelay } from './relay.js';
+import { Sequencer } from './sequencer.js';
+import { pruneEvents, selectBacklog } from './sql.js';
+
+const PRUNE_EVERY_MS = 5 * 60_000;
+const HEALTH_QUERY_TIMEOUT_MS = 2000;
+
+/** The `events` component of `/actuator/health` (D28), present when publishing is configured. */
+export interface EventsHealth {
+  status: 'UP' | 'DOWN';
+  details: {
+    exchange: string;
+    broker: 'connected' | 'unreachable';
+    backlog?: number;
+    oldestUnsentAgeSeconds?: number;
+  };
+}
+
+/** The background side of events in one process: numbering, listening, publishing and pruning. */
+export interface EventsRuntime {
+  readonly signal: FeedSignal;
+  /** Undefined without AMQP_URL: nothing is published, and health has no `events` component. */
+  health(): Promise<EventsHealth | undefined>;
+  registerMetrics(registry: client.Registry): void;
+  stop(): Promise<void>;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise.catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
+}
+
+export function startEvents(pool: pg.Pool, config: Config, logger: Logger): EventsRuntime {
+  const signal = new FeedSignal();
+  const sequencer = new Sequencer(pool, signal, logger);
+  const listener = new FeedListener(pool.options as pg.ClientConfig, signal, logger);
+  let publishedTotal: client.Counter | undefined;
+  const { amqpUrl, exchange, retentionHours } = config.events;
+  const relay = amqpUrl
+    ? new EventRelay(pool, { url: amqpUrl, exchange }, signal, logger, (count) => publishedTotal?.inc(count))
+    : undefined;
+
+  const prune = (): void => {
+    const cutoff = new Date(Date.now() - retentionHours * 3_600_000);
+    withTransaction(pool, (tx) => pruneEvents(tx, cutoff, relay ? exchange : undefined))
+      .then((removed) => {
+        if (removed > 0) logger.info({ removed, retentionHours }, 'removed events past their retention');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'removing old events failed'));
+  };
+  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+  pruneTimer.unref();
+
+  return {
+    signal,
+    async health() {
+      if (!relay) return undefined;
+      const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+      const connected = relay.connected;
+      return {
+        status: connected ? 'UP' : 'DOWN',
+        details: {
+          exchange,
+          broker: connected ? 'connected' : 'unreachable',
+          ...(backlog && {
+            backlog: backlog.count,
+            oldestUnsentAgeSeconds: backlog.oldestUnsentAt
+              ? Math.max(0, (Date.now() - backlog.oldestUnsentAt.getTime()) / 1000)
+              : 0,
+          }),
+        },
+      };
+    },
+    registerMetrics(registry) {
+      if (!relay) return;
+      publishedTotal = new client.Counter({
+        name: 'inventory_events_published_total',
+        help: 'Events this instance published to the broker and the broker confirmed',
+        registers: [registry],
+      });
+      new client.Gauge({
+        name: 'inventory_events_outbox_backlog',
+        help: 'Events committed but not yet published to the broker (all instances)',
+        registers: [registry],
+        async collect() {
+          const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+          if (backlog) this.set(backlog.count);
+        },
+      });
+    },
+    async stop() {
+      clearInterval(pruneTimer);
+      await Promise.all([sequencer.stop(), listener.stop(), relay?.stop()]);
+    },
+  };
+}

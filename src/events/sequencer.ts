@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { withTransaction } from '../db/tx.js';
+import type { FeedSignal } from './feed-signal.js';
+import { outboxSignal } from './outbox.js';
+import { sequenceCommittedEvents } from './sql.js';
+
+const EVENTS_PER_RUN = 5000;
+// Catches events committed by an instance that died before numbering them, and learns other instances' head.
+const POLL_MS = 1000;
+
+/**
+ * Numbers committed events in commit order (see sequenceCommittedEvents for why that is gapless). Runs right
+ * after this process commits events, and every second for the rest; one run at a time per process, a request
+ * that comes during a run makes it go round once more.
+ */
+export class Sequencer {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onCommitted = (): void => this.kick();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly signal: FeedSignal,
+    private readonly logger: Logger,
+  ) {
+    outboxSignal.on('committed', this.onCommitted);
+    this.timer = setInterval(() => this.kick(), POLL_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async run(): Promise<void> {
+    try {
+      for (;;) {
+        const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
+          sequenceCommittedEvents(tx, EVENTS_PER_RUN),
+        );
+        this.signal.advance(sequencedThrough);
+        if (assigned < EVENTS_PER_RUN || this.stopped) return;
+      }
+    } catch (error) {
+      // The next poll tries again; a database that is down is reported by the health check, not here.
+      this.logger.debug({ err: error }, 'numbering events failed; retrying at the next poll');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    outboxSignal.off('committed', this.onCommitted);
+    await this.running;
+  }
+}

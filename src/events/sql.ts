@@ -1,0 +1,197 @@
+import type { Queryable, Tx } from '../db/tx.js';
+
+/** The channel on which a sequencer announces newly numbered events (payload: the newest position). */
+export const SEQUENCED_CHANNEL = 'inventory_events';
+
+/** An event as the feed and the relay read it; `resource` is the stored JSON text, never re-encoded. */
+export interface StoredEvent {
+  position: number;
+  id: string;
+  type: string;
+  resourceKey: string;
+  requestId: string | null;
+  occurredAt: Date;
+  resource: string;
+}
+
+const EVENT_COLUMNS = `e.position, e.id, e.type, e.resource_key AS "resourceKey", e.request_id AS "requestId",
+  e.occurred_at AS "occurredAt", e.resource::text AS resource`;
+
+/**
+ * Numbers committed events in commit order (positions after the newest one). Why this gives a gapless feed:
+ * the row lock taken by the first statement serialises the sequencers of all instances, and the second
+ * statement's snapshot is taken once that lock is held, so it sees every transaction that committed before it
+ * and none of the ones still running. Those get higher numbers when a later run sees them: a reader past
+ * position n never finds a new event at or below n. Within one run, events are numbered in insertion order,
+ * which is commit order for two changes of the same resource (the second writer waited for the first's row
+ * lock, so it wrote its event after the first committed).
+ */
+export async function sequenceCommittedEvents(
+  tx: Tx,
+  limit: number,
+): Promise<{ assigned: number; sequencedThrough: number }> {
+  await tx.query({ name: 'lock-feed-state', text: 'SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE' });
+  const result = await tx.query<{ assigned: number; sequencedThrough: number }>({
+    name: 'sequence-events',
+    text: `WITH pending AS (
+             SELECT seq, row_number() OVER (ORDER BY seq) AS n
+               FROM event_outbox WHERE position IS NULL ORDER BY seq LIMIT $1),
+           assigned AS (
+             UPDATE event_outbox e SET position = s.sequenced_through + p.n
+               FROM pending p, event_feed_state s
+              WHERE s.id = 1 AND e.seq = p.seq
+             RETURNING 1)
+           UPDATE event_feed_state SET sequenced_through = sequenced_through + (SELECT count(*) FROM assigned)
+            WHERE id = 1
+           RETURNING (SELECT count(*) FROM assigned)::int AS assigned, sequenced_through AS "sequencedThrough"`,
+    values: [limit],
+  });
+  const row = result.rows[0]!;
+  if (row.assigned > 0) {
+    await tx.query('SELECT pg_notify($1::text, $2::text)', [SEQUENCED_CHANNEL, String(row.sequencedThrough)]);
+  }
+  return row;
+}
+
+export interface FeedPage {
+  prunedThrough: number;
+  sequencedThrough: number;
+  events: StoredEvent[];
+}
+
+/** The events after `after` in commit order, with the feed's bounds read in the same snapshot. */
+export async function selectFeedPage(db: Queryable, after: number | undefined, limit: number): Promise<FeedPage> {
+  const result = await db.query<{ prunedThrough: number; sequencedThrough: number } & Partial<StoredEvent>>({
+    name: 'select-feed-page',
+    text: `SELECT s.pruned_through AS "prunedThrough", s.sequenced_through AS "sequencedThrough", ${EVENT_COLUMNS}
+             FROM event_feed_state s
+             LEFT JOIN LATERAL (
+               SELECT * FROM event_outbox
+                WHERE position > COALESCE($1::bigint, s.pruned_through) ORDER BY position LIMIT $2) e ON true
+            WHERE s.id = 1
+            ORDER BY e.position`,
+    values: [after ?? null, limit],
+  });
+  const first = result.rows[0]!;
+  return {
+    prunedThrough: first.prunedThrough,
+    sequencedThrough: first.sequencedThrough,
+    events: result.rows.filter((row) => row.position !== null) as StoredEvent[],
+  };
+}
+
+export async function selectFeedHead(db: Queryable): Promise<number> {
+  const result = await db.query<{ sequencedThrough: number }>(
+    'SELECT sequenced_through AS "sequencedThrough" FROM event_feed_state WHERE id = 1',
+  );
+  return result.rows[0]!.sequencedThrough;
+}
+
+/**
+ * Removes the events committed before `cutoff` and records how far the feed is pruned. With a relay, never one
+ * it has not published to `relayExchange` (nothing at all before it first ran). Walks positions from the oldest
+ * kept: the first event younger than the cutoff bounds the deletion, so nothing younger is removed even where
+ * commit times and positions disagree slightly.
+ */
+export async function pruneEvents(tx: Tx, cutoff: Date, relayExchange: string | undefined): Promise<number> {
+  await tx.query({ name: 'lock-feed-state', text: 'SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE' });
+  const result = await tx.query<{ removed: number }>(
+    `WITH state AS (SELECT pruned_through, sequenced_through FROM event_feed_state WHERE id = 1),
+          bound AS (
+            SELECT LEAST(
+                     COALESCE((SELECT min(position) - 1 FROM event_outbox
+                                WHERE position > (SELECT pruned_through FROM state) AND occurred_at >= $1),
+                              (SELECT sequenced_through FROM state)),
+                     CASE WHEN $2::text IS NULL THEN (SELECT sequenced_through FROM state)
+                          ELSE COALESCE((SELECT published_through FROM event_relay_state WHERE exchange = $2),
+                                        (SELECT pruned_through FROM state)) END) AS through),
+          removed AS (
+            DELETE FROM event_outbox WHERE position <= (SELECT through FROM bound) RETURNING 1)
+     UPDATE event_feed_state SET pruned_through = GREATEST(pruned_through, (SELECT through FROM bound))
+      WHERE id = 1
+     RETURNING (SELECT count(*) FROM removed)::int AS removed`,
+    [cutoff, relayExchange ?? null],
+  );
+  return result.rows[0]!.removed;
+}
+
+/**
+ * Takes or renews the lease to publish to `exchange` for `owner`; answers how far it has been published, or
+ * undefined while another instance holds a lease that has not run out.
+ */
+export async function acquireRelayLease(
+  db: Queryable,
+  exchange: string,
+  owner: string,
+  leaseMs: number,
+): Promise<number | undefined> {
+  const result = await db.query<{ publishedThrough: number }>({
+    name: 'acquire-relay-lease',
+    text: `INSERT INTO event_relay_state AS r (exchange, published_through, owner, lease_until)
+           VALUES ($1, (SELECT pruned_through FROM event_feed_state WHERE id = 1), $2,
+                   clock_timestamp() + $3 * interval '1 millisecond')
+           ON CONFLICT (exchange) DO UPDATE
+             SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
+                 published_through = GREATEST(r.published_through, EXCLUDED.published_through)
+           WHERE r.owner = EXCLUDED.owner OR r.lease_until IS NULL OR r.lease_until < clock_timestamp()
+           RETURNING published_through AS "publishedThrough"`,
+    values: [exchange, owner, leaseMs],
+  });
+  return result.rows[0]?.publishedThrough;
+}
+
+/** Gives the lease up at shutdown, so another instance takes over at once. */
+export async function releaseRelayLease(db: Queryable, exchange: string, owner: string): Promise<void> {
+  await db.query('UPDATE event_relay_state SET lease_until = NULL WHERE exchange = $1 AND owner = $2', [
+    exchange,
+    owner,
+  ]);
+}
+
+export async function selectEventsAfter(db: Queryable, after: number, limit: number): Promise<StoredEvent[]> {
+  const result = await db.query<StoredEvent>({
+    name: 'select-events-after',
+    text: `SELECT ${EVENT_COLUMNS} FROM event_outbox e WHERE e.position > $1 ORDER BY e.position LIMIT $2`,
+    values: [after, limit],
+  });
+  return result.rows;
+}
+
+/** Records confirmed publishing, only while `owner` still holds the lease; false when it has lost it. */
+export async function advancePublished(
+  db: Queryable,
+  exchange: string,
+  owner: string,
+  through: number,
+): Promise<boolean> {
+  const result = await db.query({
+    name: 'advance-published',
+    text: `UPDATE event_relay_state SET published_through = GREATEST(published_through, $3)
+            WHERE exchange = $1 AND owner = $2`,
+    values: [exchange, owner, through],
+  });
+  return result.rowCount === 1;
+}
+
+export interface Backlog {
+  /** Events not yet published: numbered past the relay's mark, or not yet numbered. */
+  count: number;
+  oldestUnsentAt: Date | null;
+}
+
+/** What waits in the outbox for `exchange`'s relay. */
+export async function selectBacklog(db: Queryable, exchange: string): Promise<Backlog> {
+  const result = await db.query<Backlog>({
+    name: 'select-backlog',
+    text: `WITH mark AS (
+             SELECT COALESCE((SELECT published_through FROM event_relay_state WHERE exchange = $1),
+                             (SELECT pruned_through FROM event_feed_state WHERE id = 1)) AS published_through)
+           SELECT ((SELECT sequenced_through FROM event_feed_state WHERE id = 1) - (SELECT published_through FROM mark)
+                   + (SELECT count(*) FROM event_outbox WHERE position IS NULL))::int AS count,
+                  LEAST((SELECT occurred_at FROM event_outbox
+                          WHERE position > (SELECT published_through FROM mark) ORDER BY position LIMIT 1),
+                        (SELECT min(occurred_at) FROM event_outbox WHERE position IS NULL)) AS "oldestUnsentAt"`,
+    values: [exchange],
+  });
+  return result.rows[0]!;
+}
