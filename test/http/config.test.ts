@@ -39,6 +39,23 @@ describe('loadConfig defaults (D26)', () => {
     });
   });
 
+  it('publishes no events without AMQP_URL, names the exchange inventory, and keeps events a week (D28, D29)', () => {
+    expect(loadConfig({}).events).toStrictEqual({ amqpUrl: undefined, exchange: 'inventory', retentionHours: 168 });
+  });
+
+  it('reads the event settings', () => {
+    const config = loadConfig({
+      AMQP_URL: 'amqps://user:secret@broker.example:5671/vhost',
+      AMQP_EXCHANGE: 'wms.inventory',
+      EVENTS_RETENTION_HOURS: '24',
+    });
+    expect(config.events).toStrictEqual({
+      amqpUrl: 'amqps://user:secret@broker.example:5671/vhost',
+      exchange: 'wms.inventory',
+      retentionHours: 24,
+    });
+  });
+
   it('resolves a relative DATA_DIR to an absolute path', () => {
     const config = loadConfig({ DATA_DIR: 'var/inventory' });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
@@ -119,9 +136,21 @@ describe('loadConfig refusals (D26)', () => {
     ['INVENTORY_MIXED_LOADUNITS', 'perhaps'],
     ['DB_POOL_MAX', '0'],
     ['AUTH_JWT_SECRET', 'short'],
+    ['AMQP_URL', 'http://127.0.0.1:5672'],
+    ['AMQP_URL', 'rabbit:5672'],
+    ['AMQP_URL', 'amqp://'],
+    ['AMQP_EXCHANGE', 'bad name'],
+    ['EVENTS_RETENTION_HOURS', '0'],
+    ['EVENTS_RETENTION_HOURS', 'a week'],
   ])('refuses %s=%s, naming it', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);
+  });
+
+  it('never repeats a refused AMQP_URL, which may carry a password, in the error', () => {
+    const error = configError({ AMQP_URL: 'amqq://user:p4ssw0rd@broker' });
+    expect(error.message).toContain('AMQP_URL');
+    expect(error.message).not.toContain('p4ssw0rd');
   });
 
   it('never repeats a refused secret in the error', () => {
