@@ -35,7 +35,7 @@ export class EventRelay {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly connection: Connection;
   private readonly publisher: Publisher;
-  private brokerUp = false;
+  private broker: 'connecting' | 'up' | 'down' = 'connecting';
   private leader = false;
   private stopped = false;
   private pending = false;
@@ -59,9 +59,10 @@ export class EventRelay {
       connectionTimeout: 5000,
     });
     this.connection.on('connection', () => {
-      if (!this.brokerUp)
+      if (this.broker !== 'up') {
         this.logger.info({ exchange: settings.exchange }, 'event broker connected: publishing events');
-      this.brokerUp = true;
+      }
+      this.broker = 'up';
       this.wakeForBroker?.();
     });
     this.connection.on('error', (error: unknown) => this.brokerDown(error));
@@ -76,14 +77,14 @@ export class EventRelay {
 
   /** Whether this instance can reach the broker (reported by the health check). */
   get connected(): boolean {
-    return this.brokerUp && this.connection.ready;
+    return this.broker === 'up' && this.connection.ready;
   }
 
   private brokerDown(error: unknown): void {
-    if (this.brokerUp) {
+    if (this.broker !== 'down') {
       this.logger.warn({ err: error }, 'event broker unreachable: events wait in the outbox until it is back');
     }
-    this.brokerUp = false;
+    this.broker = 'down';
   }
 
   private kick(): void {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { withTransaction } from '../db/tx.js';
+import { transactionParticipants, withTransaction } from '../db/tx.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
 import { sequenceCommittedEvents } from './sql.js';
@@ -38,13 +38,17 @@ export class Sequencer {
       this.again = true;
       return;
     }
-    this.running = this.run().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    // A kick comes from a request's commit: the run must not join that request's transaction participants
+    // (its idempotency claim), so it starts outside the request's context.
+    this.running = transactionParticipants
+      .exit(() => this.run())
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   private async run(): Promise<void> {
