@@ -26,6 +26,7 @@ const ROOT: Links = hrefs({
   'product-index': '/v1/products/index',
   'load-unit-index': '/v1/load-units/index',
   'packaging-unit-index': '/v1/packaging-units/index',
+  'events-index': '/v1/events/index',
   self: '/index',
 });
 
@@ -78,11 +79,18 @@ const PACKAGING_UNITS: Links = {
   ...hrefs({ self: '/v1/packaging-units/index' }),
 };
 
+// D29: the change feed, linked like the LoadUnit and PackagingUnit operations (with its method).
+const EVENTS: Links = {
+  ...typed({ 'events-feed': ['GET', '/v1/events?after={cursor}&limit={limit}&wait={wait}'] }),
+  ...hrefs({ self: '/v1/events/index' }),
+};
+
 const INDEXES: [string, Links][] = [
   ['/index', ROOT],
   ['/v1/products/index', PRODUCTS],
   ['/v1/load-units/index', LOAD_UNITS],
   ['/v1/packaging-units/index', PACKAGING_UNITS],
+  ['/v1/events/index', EVENTS],
 ];
 
 function get(path: string, accept?: string, app = ctx.app): request.Test {
