@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { transactionParticipants, withTransaction } from '../db/tx.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
-import { sequenceCommittedEvents } from './sql.js';
+import { selectSequencerProbe, sequenceCommittedEvents } from './sql.js';
 
 const EVENTS_PER_RUN = 5000;
 // Catches events committed by an instance that died before numbering them, and learns other instances' head.
@@ -53,6 +53,9 @@ export class Sequencer {
 
   private async run(): Promise<void> {
     try {
+      const probe = await selectSequencerProbe(this.pool);
+      this.signal.advance(probe.sequencedThrough);
+      if (!probe.pending) return;
       for (;;) {
         const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
           sequenceCommittedEvents(tx, EVENTS_PER_RUN),

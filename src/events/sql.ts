@@ -40,10 +40,14 @@ export async function sequenceCommittedEvents(
              UPDATE event_outbox e SET position = s.sequenced_through + p.n
                FROM pending p, event_feed_state s
               WHERE s.id = 1 AND e.seq = p.seq
-             RETURNING 1)
-           UPDATE event_feed_state SET sequenced_through = sequenced_through + (SELECT count(*) FROM assigned)
-            WHERE id = 1
-           RETURNING (SELECT count(*) FROM assigned)::int AS assigned, sequenced_through AS "sequencedThrough"`,
+             RETURNING e.position),
+           advanced AS (
+             UPDATE event_feed_state SET sequenced_through = (SELECT max(position) FROM assigned)
+              WHERE id = 1 AND EXISTS (SELECT 1 FROM assigned)
+             RETURNING sequenced_through)
+           SELECT (SELECT count(*) FROM assigned)::int AS assigned,
+                  COALESCE((SELECT sequenced_through FROM advanced),
+                           (SELECT sequenced_through FROM event_feed_state WHERE id = 1)) AS "sequencedThrough"`,
     values: [limit],
   });
   const row = result.rows[0]!;
@@ -80,11 +84,15 @@ export async function selectFeedPage(db: Queryable, after: number | undefined, l
   };
 }
 
-export async function selectFeedHead(db: Queryable): Promise<number> {
-  const result = await db.query<{ sequencedThrough: number }>(
-    'SELECT sequenced_through AS "sequencedThrough" FROM event_feed_state WHERE id = 1',
-  );
-  return result.rows[0]!.sequencedThrough;
+/** The feed's head, and whether committed events wait for a number: a poll that finds none takes no lock. */
+export async function selectSequencerProbe(db: Queryable): Promise<{ sequencedThrough: number; pending: boolean }> {
+  const result = await db.query<{ sequencedThrough: number; pending: boolean }>({
+    name: 'select-sequencer-probe',
+    text: `SELECT sequenced_through AS "sequencedThrough",
+                  EXISTS (SELECT 1 FROM event_outbox WHERE position IS NULL) AS pending
+             FROM event_feed_state WHERE id = 1`,
+  });
+  return result.rows[0]!;
 }
 
 /**
