@@ -72,6 +72,12 @@ export async function withTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let broken = false;
+    // A checked-out connection the server ends between statements reports it as an 'error' event, which the pool
+    // listens for only while the connection is idle in it; unheard, it would end the process.
+    const onConnectionError = (): void => {
+      broken = true;
+    };
+    client.on('error', onConnectionError);
     const participant = options.readOnly ? undefined : transactionParticipants.getStore();
     try {
       await client.query(begin);
@@ -94,6 +100,7 @@ export async function withTransaction<T>(
       if (attempt >= maxAttempts || !isRetryable(error)) throw error;
     } finally {
       commitCallbacks.delete(client);
+      client.off('error', onConnectionError);
       // A client whose rollback failed may be mid-protocol; destroy it rather than hand it to the next request.
       client.release(broken);
     }

@@ -94,6 +94,28 @@ describe('withTransaction', () => {
     );
     expect(db.pool.totalCount - db.pool.idleCount).toBe(busyBefore);
   });
+
+  it('survives its connection being ended between statements: rejects, and the pool drops that connection', async () => {
+    let pid = 0;
+    const outcome = withTransaction(
+      db.pool,
+      async (tx) => {
+        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+        // The termination arrives while no statement runs: the driver reports it as an 'error' event.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.query('SELECT 1');
+      },
+      { maxAttempts: 1 },
+    );
+
+    await expect(outcome).rejects.toThrow();
+    const { rows } = await db.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    expect(rows[0]!.pid).not.toBe(pid);
+    expect(await withTransaction(db.pool, async (tx) => (await tx.query('SELECT 1 AS one')).rows[0])).toEqual({
+      one: 1,
+    });
+  });
 });
 
 describe('withTransaction under concurrency', () => {
