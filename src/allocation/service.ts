@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { appendMovements, type Actor } from '../ledger/sql.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
 import { locationIdsOf } from '../packaging-units/find-service.js';
+import { StockChanges } from '../packaging-units/stock-changes.js';
 import { baseCodeOf, movement, placeOf } from '../packaging-units/stock.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
+import { reservationEvent } from './events.js';
 import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
 import {
@@ -51,7 +54,8 @@ function expressed(baseAmount: Dec, requested: Quantity, productBaseCode: string
 
 /**
  * Reserves up to the requested quantity, FEFO then FIFO, under row locks taken in that one order. Each LoadUnit
- * it took from is one result element; one reservation id covers the request.
+ * it took from is one result element; one reservation id covers the request. D27: the reservation's event, then
+ * one `pu.event.changed` per unit reserved from.
  */
 export async function allocate(
   tx: Tx,
@@ -109,6 +113,15 @@ export async function allocate(
     }),
     actor,
   );
+  const changes = new StockChanges();
+  for (const { unit } of takes) changes.unit('pu.event.changed', unit.id);
+  const reserved = reservationEvent('allocation.event.reserved', {
+    reservationId,
+    sku: product.sku,
+    productBaseCode: product.baseUnitCode,
+    parts: takes.map(({ unit, amount }) => ({ pKey: unit.pKey, qtyBase: amount })),
+  });
+  await appendEvents(tx, [reserved, ...(await changes.events(tx))], actor.requestId);
 
   const byLoadUnit = new Map<number, { unit: CandidateRow; amount: Dec }>();
   for (const { unit, amount } of takes) {
@@ -125,7 +138,10 @@ export async function allocate(
   }));
 }
 
-/** D23: releasing is idempotent; only an id that was never issued is unknown. */
+/**
+ * D23: releasing is idempotent; only an id that was never issued is unknown. D27: a release that releases
+ * something is the reservation's event, then one `pu.event.changed` per unit released from.
+ */
 export async function releaseReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
   const key = asUuid(reservationId);
   const rows = key ? await lockReservation(tx, key) : [];
@@ -157,4 +173,14 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
     }),
     actor,
   );
+  const changes = new StockChanges();
+  for (const unitId of released.keys()) changes.unit('pu.event.changed', unitId);
+  const first = unitRows[0]!;
+  const releasedEvent = reservationEvent('allocation.event.released', {
+    reservationId: key!,
+    sku: first.sku,
+    productBaseCode: first.productBaseCode,
+    parts: [...released].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
+  });
+  await appendEvents(tx, [releasedEvent, ...(await changes.events(tx))], actor.requestId);
 }

@@ -36,8 +36,9 @@ const EVENTS_PER_STATEMENT = 10_000;
 
 /**
  * Appends the events of a transaction's changes in the order given, in the caller's transaction (D27's outbox):
- * one statement per batch of events. The events travel as one JSON text, which `json_array_elements` splits
- * without re-encoding the resources.
+ * one statement per batch of events. The resources travel as one JSON array text that `json_array_elements`
+ * splits without re-encoding them; types and keys travel as text arrays beside it, because extracting a field
+ * from a JSON value makes PostgreSQL decode the whole value, and a resource may hold a `\u0000` it cannot decode.
  */
 export async function appendEvents(tx: Tx, events: readonly NewEvent[], requestId: string): Promise<void> {
   for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
@@ -45,10 +46,16 @@ export async function appendEvents(tx: Tx, events: readonly NewEvent[], requestI
     await tx.query({
       name: 'append-events',
       text: `INSERT INTO event_outbox (type, resource_key, request_id, resource)
-             SELECT e->>'type', e->>'key', $2::text, e->'resource'
-               FROM json_array_elements($1::json) WITH ORDINALITY AS v(e, n)
+             SELECT type, key, $4::text, resource
+               FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), json_array_elements($3::json))
+                    WITH ORDINALITY AS v(type, key, resource, n)
               ORDER BY n`,
-      values: [stringifyJson(batch), requestId],
+      values: [
+        batch.map((event) => event.type),
+        batch.map((event) => event.key),
+        stringifyJson(batch.map((event) => event.resource)),
+        requestId,
+      ],
     });
   }
   if (events.length > 0) afterCommit(tx, signalCommitted);

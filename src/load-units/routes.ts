@@ -47,7 +47,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     consumes: ['form', 'json'],
     handler: async (req: Request, res: Response) => {
       const input = parseDivide(req);
-      await withTransaction(pool, (tx) => divideTransportUnit(tx, input));
+      await withTransaction(pool, (tx) => divideTransportUnit(tx, input, req.id));
       sendNoContent(res, 201);
     },
     doc: {
@@ -98,7 +98,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const input = parseInput(putProductIntoSchema, req.body ?? {});
-      await withTransaction(pool, (tx) => putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits));
+      await withTransaction(pool, (tx) => putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits, req.id));
       sendNoContent(res, 200);
     },
     doc: {
@@ -125,7 +125,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { locked } = parseInput(lockChangeSchema, req.body ?? {});
-      const { loadUnit, product } = await withTransaction(pool, (tx) => changeLoadUnitLock(tx, pKey, locked));
+      const { loadUnit, product } = await withTransaction(pool, (tx) => changeLoadUnitLock(tx, pKey, locked, req.id));
       sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {

@@ -1,7 +1,11 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { registerTransportUnit, requireTransportUnit } from '../master-data/service.js';
+import { selectUnitIdsInLoadUnit } from '../packaging-units/sql.js';
+import { StockChanges } from '../packaging-units/stock-changes.js';
 import { findProductBySku, requireProductKind } from '../products/service.js';
+import { loadUnitEvents } from './events.js';
 import { loadUnitErrors } from './messages.js';
 import type { DivideInput, PutProductIntoInput } from './schemas.js';
 import * as sql from './sql.js';
@@ -26,16 +30,21 @@ function positionsUpTo(parts: number): string[] {
  * D16: divides a TransportUnit (registered on the spot, D15) into `parts` LoadUnits at positions "1" … "n".
  * One that already has two or more LoadUnits is refused; one that has a single LoadUnit keeps it and gets the
  * positions still missing. The TransportUnit row is locked before the LoadUnits are counted, so of two
- * concurrent divides the second sees the first one's LoadUnits.
+ * concurrent divides the second sees the first one's LoadUnits. D27: one `lu.event.created` per new LoadUnit.
  */
-export async function divideTransportUnit(tx: Tx, input: DivideInput): Promise<void> {
+export async function divideTransportUnit(tx: Tx, input: DivideInput, requestId: string): Promise<void> {
   const transportUnit = await registerTransportUnit(tx, input.transportUnitBK);
   await sql.lockTransportUnitRow(tx, transportUnit.id);
   const existing = await sql.selectPositionsOnTransportUnit(tx, transportUnit.id);
   if (existing.length >= 2) throw loadUnitErrors.alreadyDivided(input.transportUnitBK);
   const taken = new Set(existing);
   const missing = positionsUpTo(input.parts).filter((position) => !taken.has(position));
-  await sql.insertLoadUnits(tx, transportUnit.id, missing, input.loadUnitType);
+  const created = await sql.insertLoadUnits(tx, transportUnit.id, missing, input.loadUnitType);
+  const events = await loadUnitEvents(
+    tx,
+    created.map((id) => ({ type: 'lu.event.created', id })),
+  );
+  await appendEvents(tx, events, requestId);
 }
 
 /** Locks (FOR UPDATE) and returns the LoadUnit at that TransportUnit position, or undefined. */
@@ -65,18 +74,26 @@ export async function obtainLoadUnit(
   tx: Tx,
   target: { transportUnitBK: string; position: string; loadUnitType?: string },
 ): Promise<LoadUnitRow> {
+  return (await findOrCreateLoadUnit(tx, target)).loadUnit;
+}
+
+/** obtainLoadUnit, telling whether this transaction created the LoadUnit (its event is then `lu.event.created`). */
+export async function findOrCreateLoadUnit(
+  tx: Tx,
+  target: { transportUnitBK: string; position: string; loadUnitType?: string },
+): Promise<{ loadUnit: LoadUnitRow; created: boolean }> {
   const { transportUnitBK, position, loadUnitType } = target;
   const existing = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
-  if (existing) return existing;
+  if (existing) return { loadUnit: existing, created: false };
   if (isBlank(position)) throw loadUnitErrors.positionBlank();
   if (loadUnitType === undefined || isBlank(loadUnitType)) {
     throw loadUnitErrors.loadUnitTypeMissing(position, transportUnitBK);
   }
   const transportUnit = await registerTransportUnit(tx, transportUnitBK);
-  await sql.insertLoadUnits(tx, transportUnit.id, [position], loadUnitType);
-  const created = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
-  if (!created) throw new Error(`LoadUnit ${transportUnitBK}/${position} neither inserted nor found`);
-  return created;
+  const inserted = await sql.insertLoadUnits(tx, transportUnit.id, [position], loadUnitType);
+  const loadUnit = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
+  if (!loadUnit) throw new Error(`LoadUnit ${transportUnitBK}/${position} neither inserted nor found`);
+  return { loadUnit, created: inserted.length > 0 };
 }
 
 /** D17: refuses a Product other than the one the LoadUnit is assigned to or already carries. */
@@ -95,21 +112,24 @@ async function refuseOtherProduct(
 /**
  * D17 for a LoadUnit locked by the caller: throws the 400 alreadyAssigned unless mixed LoadUnits are allowed;
  * assigns the product when the LoadUnit has none. The stored assignment is what counts (not a possibly stale
- * `loadUnit.productId`), and the passed row follows the change (`productId`, `ol`).
+ * `loadUnit.productId`), and the passed row follows the change (`productId`, `ol`). Answers whether it assigned
+ * the product, which changes the LoadUnit's rendering.
  */
 export async function admitProduct(
   tx: Tx,
   loadUnit: LoadUnitRow,
   product: { id: number; sku: string },
   mixedAllowed: boolean,
-): Promise<void> {
+): Promise<boolean> {
   const current = await sql.lockLoadUnitByPKey(tx, loadUnit.pKey);
   if (!current) throw loadUnitErrors.notFoundByPKey(loadUnit.pKey);
   if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, current.productId, product);
   if (current.productId === null && (await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id))) {
     loadUnit.productId = product.id;
     loadUnit.ol = current.ol + 1;
+    return true;
   }
+  return false;
 }
 
 /** 404 owms.wms.inv.lu.pKeyNotExists for an unknown or malformed key (D11: never a 400). */
@@ -157,25 +177,41 @@ export async function listLoadUnitsOfTransportUnit(
 /**
  * lu-putproductinto: assigns the Product to the LoadUnit. The quantity must be of the Product's kind (D2);
  * D17 refuses another Product unless mixed LoadUnits are allowed, in which case the new assignment replaces
- * the old one.
+ * the old one. An assignment that changes nothing is no event.
  */
 export async function putProductIntoLoadUnit(
   tx: Tx,
   pKey: string,
   input: PutProductIntoInput,
   mixedAllowed: boolean,
+  requestId: string,
 ): Promise<void> {
   const loadUnit = await lockLoadUnitByPKey(tx, pKey);
   const product = await findProductBySku(tx, input.sku);
   requireProductKind(input.baseUnit, product.baseUnitCode, 'baseUnit');
   if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, loadUnit.productId, product);
-  await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id);
+  if (await sql.updateLoadUnitProduct(tx, loadUnit.id, product.id)) {
+    await appendEvents(tx, await loadUnitEvents(tx, [{ type: 'lu.event.changed', id: loadUnit.id }]), requestId);
+  }
 }
 
-/** D16: locks a LoadUnit for allocation or releases it; `ol` rises only when `locked` changes. */
-export async function changeLoadUnitLock(tx: Tx, pKey: string, locked: boolean): Promise<LoadUnitWithProduct> {
+/**
+ * D16: locks a LoadUnit for allocation or releases it; `ol` rises only when `locked` changes. Its units embed
+ * `locked`, so a change is an event of the LoadUnit and one of each unit in it.
+ */
+export async function changeLoadUnitLock(
+  tx: Tx,
+  pKey: string,
+  locked: boolean,
+  requestId: string,
+): Promise<LoadUnitWithProduct> {
   const loadUnit = await lockLoadUnitByPKey(tx, pKey);
   const changed = await sql.updateLoadUnitLocked(tx, loadUnit.id, locked);
+  if (changed) {
+    const changes = new StockChanges().loadUnit('lu.event.changed', loadUnit.id);
+    for (const id of await selectUnitIdsInLoadUnit(tx, loadUnit.id)) changes.unit('pu.event.changed', id);
+    await appendEvents(tx, await changes.events(tx), requestId);
+  }
   const [result] = await withProducts(tx, [changed ? { ...loadUnit, locked, ol: loadUnit.ol + 1 } : loadUnit]);
   if (!result) throw loadUnitErrors.notFoundByPKey(pKey);
   return result;

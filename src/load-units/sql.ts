@@ -75,6 +75,16 @@ export async function selectLoadUnitByPKey(db: Queryable, pKey: string): Promise
   return raw && toLoadUnit(raw);
 }
 
+/** The LoadUnits with these internal ids, in id order (the re-read behind their events). */
+export async function selectLoadUnitsByIds(db: Queryable, ids: readonly number[]): Promise<LoadUnitRow[]> {
+  const result = await db.query<RawLoadUnit>({
+    name: 'load-units-by-ids',
+    text: `${SELECT_LOAD_UNIT} WHERE lu.id = ANY($1::bigint[]) ORDER BY lu.id`,
+    values: [ids],
+  });
+  return result.rows.map(toLoadUnit);
+}
+
 export async function lockLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow | undefined> {
   const result = await tx.query<RawLoadUnit>({
     name: 'lock-load-unit-by-pkey',
@@ -128,23 +138,25 @@ export async function selectPositionsOnTransportUnit(db: Queryable, transportUni
   return result.rows.map((row) => row.physical_position);
 }
 
-/** Creates a LoadUnit at each position that is still free, in one statement; answers how many it created. */
+/** Creates a LoadUnit at each position that is still free, in one statement; answers the ids it created. */
 export async function insertLoadUnits(
   tx: Tx,
   transportUnitId: number,
   positions: readonly string[],
   loadUnitType: string,
-): Promise<number> {
-  if (positions.length === 0) return 0;
-  const result = await tx.query(
+): Promise<number[]> {
+  if (positions.length === 0) return [];
+  const result = await tx.query<{ id: Id }>(
     `INSERT INTO load_unit (transport_unit_id, physical_position, load_unit_type)
      SELECT $1::bigint, v.position, $3::text
        FROM unnest($2::text[]) WITH ORDINALITY AS v(position, n)
       ORDER BY v.n
-     ON CONFLICT (transport_unit_id, physical_position) DO NOTHING`,
+     ON CONFLICT (transport_unit_id, physical_position) DO NOTHING
+     RETURNING id`,
     [transportUnitId, positions, loadUnitType],
   );
-  return result.rowCount ?? 0;
+  // Identity values are drawn in insertion order, which ORDER BY v.n fixes.
+  return result.rows.map((row) => Number(row.id)).sort((a, b) => a - b);
 }
 
 export async function updateLoadUnitProduct(tx: Tx, loadUnitId: number, productId: number): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { requireLoadUnitAt } from '../load-units/service.js';
 import { requireLocation } from '../master-data/service.js';
@@ -17,6 +18,8 @@ import {
   updateUnitState,
 } from './write-sql.js';
 import { locationIdsOf } from './find-service.js';
+import { renderedUnitEvents } from './events.js';
+import { StockChanges } from './stock-changes.js';
 import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
 const stateOf = (unit: PackagingUnitRow): { qty: string; reserved: string } => ({
@@ -39,6 +42,7 @@ export async function deleteUnitByPKey(tx: Tx, pKey: string, actor: Actor): Prom
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   await deleteUnits(tx, [unit.id]);
   await appendMovements(tx, [movement('DELETE', unit, stateOf(unit), { qty: '0', reserved: '0' }, { from })], actor);
+  await appendEvents(tx, await new StockChanges().deletedUnit(unit).events(tx), actor.requestId);
 }
 
 /**
@@ -82,11 +86,17 @@ export async function deleteOnLocation(
 
   const entries: MovementEntry[] = [];
   const emptied: number[] = [];
+  const changes = new StockChanges();
   const from = { locationId: location.locationId };
   for (const { unit, take } of takeOldestFirst(units, wanted)) {
     const rest = quantityOf(unit).minus(take);
-    if (rest.isZero()) emptied.push(unit.id);
-    else await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
+    if (rest.isZero()) {
+      emptied.push(unit.id);
+      changes.deletedUnit(unit);
+    } else {
+      await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
+      changes.unit('pu.event.changed', unit.id);
+    }
     entries.push(
       movement(
         'DELETE',
@@ -99,6 +109,7 @@ export async function deleteOnLocation(
   }
   if (emptied.length > 0) await deleteUnits(tx, emptied);
   await appendMovements(tx, entries, actor);
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
 }
 
 export interface ProblemReport {
@@ -130,8 +141,10 @@ export async function reportProblem(
   const message = { messageNo: report.messageNo, messageText: report.messageText };
   const place = { transportUnitBK: address.transportUnitBK, loadUnitPosition: address.luPos };
   const entries: MovementEntry[] = [];
+  const changes = new StockChanges();
   for (const { unit, take } of taken) {
     const rest = quantityOf(unit).minus(take);
+    changes.unit('pu.event.changed', unit.id);
     if (rest.isZero()) {
       await updateUnitState(tx, unit.id, 'LOCKED', message);
       entries.push(movement('LOCK', unit, stateOf(unit), stateOf(unit), { from: place, to: place }));
@@ -147,6 +160,7 @@ export async function reportProblem(
         message,
       },
     );
+    changes.unit('pu.event.created', split.id);
     const moved = take.inSmallestUnit().toString();
     const splitUnit = { pKey: split.pKey, productId: unit.productId, qtyCode: take.unitCode };
     entries.push(
@@ -174,6 +188,7 @@ export async function reportProblem(
     );
   }
   await appendMovements(tx, entries, actor);
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
 }
 
 /** D20: a LOCKED (or QC_LOCKED) unit becomes AVAILABLE again and loses its message; AVAILABLE stays as it is. */
@@ -187,5 +202,7 @@ export async function releaseUnit(tx: Tx, pKey: string, actor: Actor): Promise<P
     [movement('UNLOCK', unit, stateOf(unit), stateOf(unit), { from: place, to: place })],
     actor,
   );
-  return (await selectUnitsByIds(tx, [unit.id]))[0]!;
+  const released = (await selectUnitsByIds(tx, [unit.id]))[0]!;
+  await appendEvents(tx, await renderedUnitEvents(tx, [{ type: 'pu.event.changed', unit: released }]), actor.requestId);
+  return released;
 }

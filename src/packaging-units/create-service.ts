@@ -1,13 +1,15 @@
 import type { Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { jsonTextOrNull } from '../json.js';
 import { appendMovements, type Actor } from '../ledger/sql.js';
-import { admitProduct, obtainLoadUnit } from '../load-units/service.js';
+import { admitProduct, findOrCreateLoadUnit } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReferences } from '../products/service.js';
 import type { ProductReference } from '../products/sql.js';
 import type { NewPackagingUnit, NewPackagingUnitOnLocation } from './schemas.js';
 import { insertUnits, type PackagingUnitValues } from './write-sql.js';
+import { StockChanges } from './stock-changes.js';
 import { movement } from './stock.js';
 
 /** D2: a unit's quantity measures what its Product measures. */
@@ -61,6 +63,7 @@ function unitValues(
   };
 }
 
+/** Inserts the units with their ledger rows and appends the operation's events, the new units' last (D27). */
 async function insertWithLedger(
   tx: Tx,
   items: readonly {
@@ -69,6 +72,7 @@ async function insertWithLedger(
     to: { locationId: string } | { transportUnitBK: string; loadUnitPosition: string };
   }[],
   actor: Actor,
+  changes: StockChanges,
 ): Promise<number[]> {
   const inserted = await insertUnits(
     tx,
@@ -89,6 +93,8 @@ async function insertWithLedger(
     }),
     actor,
   );
+  for (const row of inserted) changes.unit('pu.event.created', row.id);
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
   return inserted.map((row) => row.id);
 }
 
@@ -111,12 +117,16 @@ export async function createInLoadUnit(
   path: (index: number) => string,
 ): Promise<number[]> {
   const products = await productsOf(tx, items, path);
-  const loadUnit = await obtainLoadUnit(tx, {
+  const { loadUnit, created } = await findOrCreateLoadUnit(tx, {
     transportUnitBK: target.transportUnitBK,
     position: target.luPos,
     loadUnitType: target.loadUnitType,
   });
-  for (const product of products.values()) await admitProduct(tx, loadUnit, product, mixedAllowed);
+  const changes = new StockChanges();
+  if (created) changes.loadUnit('lu.event.created', loadUnit.id);
+  for (const product of products.values()) {
+    if (await admitProduct(tx, loadUnit, product, mixedAllowed)) changes.loadUnit('lu.event.changed', loadUnit.id);
+  }
   const place = { transportUnitBK: loadUnit.transportUnitBK, loadUnitPosition: loadUnit.physicalPosition };
   return insertWithLedger(
     tx,
@@ -126,6 +136,7 @@ export async function createInLoadUnit(
       to: place,
     })),
     actor,
+    changes,
   );
 }
 
@@ -151,5 +162,5 @@ export async function createOnLocations(
       to: { locationId: location.locationId },
     };
   });
-  return insertWithLedger(tx, entries, actor);
+  return insertWithLedger(tx, entries, actor, new StockChanges());
 }

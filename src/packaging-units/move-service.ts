@@ -1,5 +1,6 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { ApiError, notFound, validationError } from '../http/api-error.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { appendMovements, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
@@ -25,7 +26,15 @@ import {
   updateUnitQuantity,
 } from './write-sql.js';
 import { locationIdsOf } from './find-service.js';
+import { StockChanges } from './stock-changes.js';
 import { availableOf, movement, placeOf, quantityOf } from './stock.js';
+
+/** Who moves, whether LoadUnits may mix Products, and where the operation gathers what it changed (D27). */
+interface MoveContext {
+  readonly actor: Actor;
+  readonly mixedAllowed: boolean;
+  readonly changes: StockChanges;
+}
 
 /** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */
 type Target = { loadUnit: LoadUnitRow; place: StockPlace } | { location: LocationRow; place: StockPlace };
@@ -44,7 +53,8 @@ const base = (quantity: Quantity): string => quantity.inSmallestUnit().toString(
  * D21, the one way stock moves. Without `wanted` every unit moves whole, reservations included. With `wanted`,
  * that much or less moves, oldest units first and only their unreserved part: a unit moves whole when all of
  * it is wanted and none of it is reserved; otherwise the wanted part is split off into a new unit at the
- * target that records its parent. Returns the ids of the units that arrived at the target.
+ * target that records its parent. Returns the ids of the units that arrived at the target. D27: a whole unit is
+ * moved; a split is the source changed and the new unit created.
  */
 async function moveUnits(
   tx: Tx,
@@ -52,14 +62,16 @@ async function moveUnits(
   wanted: Quantity | undefined,
   target: Target,
   from: StockPlace,
-  actor: Actor,
-  mixedAllowed: boolean,
+  { actor, mixedAllowed, changes }: MoveContext,
 ): Promise<number[]> {
   if (units.some((unit) => isAt(unit, target))) {
     throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
   }
   if ('loadUnit' in target && units[0]) {
-    await admitProduct(tx, target.loadUnit, { id: units[0].productId, sku: units[0].sku }, mixedAllowed);
+    const product = { id: units[0].productId, sku: units[0].sku };
+    if (await admitProduct(tx, target.loadUnit, product, mixedAllowed)) {
+      changes.loadUnit('lu.event.changed', target.loadUnit.id);
+    }
   }
   const holder = holderOf(target);
   const to = target.place;
@@ -73,6 +85,7 @@ async function moveUnits(
     const unreserved = Number(unit.reservedBase) === 0;
     if (remaining === undefined || (unreserved && remaining.compareTo(quantity) >= 0)) {
       wholeUnits.push(unit);
+      changes.unit('pu.event.moved', unit.id);
       if (remaining !== undefined) remaining = remaining.minus(quantity);
       continue;
     }
@@ -83,6 +96,7 @@ async function moveUnits(
     await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
     const split = await insertSplit(tx, unit.id, { magnitude: take.magnitude.toString(), code: take.unitCode }, holder);
     arrived.push(split.id);
+    changes.unit('pu.event.changed', unit.id).unit('pu.event.created', split.id);
     entries.push(
       movement(
         'SPLIT',
@@ -178,7 +192,10 @@ export async function moveUnit(
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
-  const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, actor, mixedAllowed);
+  const changes = new StockChanges();
+  const context = { actor, mixedAllowed, changes };
+  const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, context);
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
   return (await lockedUnits(tx, [arrivedId!]))[0]!;
 }
 
@@ -188,6 +205,7 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
     tx,
     items.map((item) => item.product.sku),
   );
+  const context = { actor, mixedAllowed: false, changes: new StockChanges() };
   for (const [index, item] of items.entries()) {
     const product = products.get(item.product.sku)!;
     requireProductKind(item.quantity, product.baseUnitCode, `[${index}].quantity`);
@@ -195,8 +213,9 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
     const target = await locationTarget(tx, item.targetLocation);
     const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
     if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, item.actualLocation.locationId);
-    await moveUnits(tx, units, item.quantity ?? undefined, target, { locationId: source.locationId }, actor, false);
+    await moveUnits(tx, units, item.quantity ?? undefined, target, { locationId: source.locationId }, context);
   }
+  await appendEvents(tx, await context.changes.events(tx), actor.requestId);
 }
 
 /** packaging-units-movefromlocationtoloadunit: from a Location named by ERP code into an existing LoadUnit. */
@@ -212,15 +231,10 @@ export async function moveLocationToLoadUnit(
   const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
   const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, input.actualLocation.erpCode);
-  await moveUnits(
-    tx,
-    units,
-    input.quantity ?? undefined,
-    target,
-    { locationId: source.locationId },
-    actor,
-    mixedAllowed,
-  );
+  const changes = new StockChanges();
+  const from = { locationId: source.locationId };
+  await moveUnits(tx, units, input.quantity ?? undefined, target, from, { actor, mixedAllowed, changes });
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
 }
 
 /** packaging-units-movepuquantity: out of a LoadUnit into another LoadUnit or onto a Location. */
@@ -250,13 +264,8 @@ export async function moveFromLoadUnit(
   }
   const units = await lockedUnits(tx, await lockUnitsOfProductInLoadUnit(tx, source!.id, product.id));
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, `${transportUnitBK}/${luPos}`);
-  await moveUnits(
-    tx,
-    units,
-    input.quantity ?? undefined,
-    target,
-    { transportUnitBK, loadUnitPosition: luPos },
-    actor,
-    mixedAllowed,
-  );
+  const changes = new StockChanges();
+  const from = { transportUnitBK, loadUnitPosition: luPos };
+  await moveUnits(tx, units, input.quantity ?? undefined, target, from, { actor, mixedAllowed, changes });
+  await appendEvents(tx, await changes.events(tx), actor.requestId);
 }

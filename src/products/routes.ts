@@ -47,7 +47,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     consumes: ['json'],
     handler: async (req: Request, res: Response) => {
       const { products, pathPrefix } = parseProducts(req.body);
-      const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix));
+      const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
@@ -117,7 +117,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const input = parseInput(productUpdateSchema, req.body);
-      const product = await withTransaction(pool, (tx) => updateProduct(tx, input));
+      const product = await withTransaction(pool, (tx) => updateProduct(tx, input, req.id));
       sendJson(res, 200, productResource(product, hrefOf(req)));
     },
     doc: {
@@ -139,7 +139,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     path: '/v1/products/:pKey',
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => deleteProduct(tx, pKey));
+      await withTransaction(pool, (tx) => deleteProduct(tx, pKey, req.id));
       sendNoContent(res);
     },
     doc: {

@@ -1,10 +1,12 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
+import { appendEvents } from '../events/outbox.js';
 import { jsonTextOrNull } from '../json.js';
 import { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
+import { createdProductEvents, deletedProductEvent, productEvent } from './events.js';
 import { productErrors } from './messages.js';
 import type { ProductInput, ProductUpdateInput } from './schemas.js';
 import {
@@ -108,11 +110,13 @@ async function conflictingSkus(db: Queryable, skus: readonly string[]): Promise<
  * D10: all or nothing, in set-based inserts (one statement per table whatever the count). The product insert
  * runs under a savepoint: a SKU that exists fails it, and the savepoint lets the conflicting SKUs be looked up
  * for the 409 without a lookup on every successful bulk. Answers the pKey when exactly one product was sent.
+ * D27: one `product.event.created` per product, in request order.
  */
 export async function createProducts(
   tx: Tx,
   products: readonly ProductInput[],
   pathPrefix: (index: number) => string,
+  requestId: string,
 ): Promise<string | undefined> {
   await checkStackedProductsExist(tx, products, pathPrefix);
   const skus = products.map((product) => product.sku);
@@ -129,6 +133,7 @@ export async function createProducts(
   }
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
+  await appendEvents(tx, await createdProductEvents(tx, skus), requestId);
   return pKey;
 }
 
@@ -167,7 +172,7 @@ export async function findProductBySkuAndUom(db: Queryable, sku: string, uom: st
 }
 
 /** D12: a full replacement under the row lock; a sent `ol` must match the stored one. */
-export async function updateProduct(tx: Tx, input: ProductUpdateInput): Promise<ProductRow> {
+export async function updateProduct(tx: Tx, input: ProductUpdateInput, requestId: string): Promise<ProductRow> {
   const key = asUuid(input.pKey);
   const current = key ? await lockProductByPKey(tx, key) : undefined;
   if (!key || !current) throw productErrors.notFoundByPKey(input.pKey);
@@ -184,17 +189,20 @@ export async function updateProduct(tx: Tx, input: ProductUpdateInput): Promise<
   await deleteUnitsAndRulesOf(tx, current.id);
   await insertProductUnits(tx, unitValues(input));
   await insertStackingRules(tx, ruleValues(input));
-  return findProductByPKey(tx, key);
+  const updated = await findProductByPKey(tx, key);
+  await appendEvents(tx, [productEvent('product.event.updated', updated)], requestId);
+  return updated;
 }
 
 /** D13: refused with a message-only 403 while anything still refers to the product. */
-export async function deleteProduct(tx: Tx, pKey: string): Promise<void> {
+export async function deleteProduct(tx: Tx, pKey: string, requestId: string): Promise<void> {
   const key = asUuid(pKey);
   const product = key ? await lockProductByPKey(tx, key) : undefined;
-  if (!product) throw productErrors.notFoundByPKey(pKey);
+  if (!key || !product) throw productErrors.notFoundByPKey(pKey);
   const usages = await usagesOfProduct(tx, product.id);
   if (usages.length > 0) throw productErrors.stillInUse(product.sku, usages.join(' and '));
   await deleteProductRow(tx, product.id);
+  await appendEvents(tx, [deletedProductEvent({ pKey: key, sku: product.sku })], requestId);
 }
 
 /** D2: an amount of a Product is measured in the kind of the Product's base unit; otherwise a 400 naming `path`. */

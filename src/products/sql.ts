@@ -182,6 +182,16 @@ export async function selectProductBySku(db: Queryable, sku: string): Promise<Pr
   return result.rows[0];
 }
 
+/** The Products with these SKUs, in no particular order (the re-read behind a bulk create's events). */
+export async function selectProductsBySkus(db: Queryable, skus: readonly string[]): Promise<ProductRow[]> {
+  const result = await db.query<ProductRow>({
+    name: 'products-by-skus',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = ANY($1::text[])`,
+    values: [skus],
+  });
+  return result.rows;
+}
+
 export async function selectProductByPKey(db: Queryable, pKey: string): Promise<ProductRow | undefined> {
   const result = await db.query<ProductRow>({
     name: 'product-by-pkey',

@@ -1,0 +1,51 @@
+import type { Queryable } from '../db/tx.js';
+import type { NewEvent } from '../events/outbox.js';
+import { loadUnitEvents, type LoadUnitChange, type LoadUnitEventType } from '../load-units/events.js';
+import { unitEvents, type UnitChange, type UnitEventType } from './events.js';
+import type { PackagingUnitRow } from './sql.js';
+
+// D27 is one event per changed resource: a resource changed twice in one operation keeps the weightier type.
+const LOAD_UNIT_WEIGHT: Record<LoadUnitEventType, number> = { 'lu.event.changed': 1, 'lu.event.created': 2 };
+const UNIT_WEIGHT: Record<UnitChange['type'], number> = {
+  'pu.event.changed': 1,
+  'pu.event.moved': 2,
+  'pu.event.created': 3,
+  'pu.event.deleted': 4,
+};
+
+/**
+ * The LoadUnits and PackagingUnits one operation changed, gathered while it runs so that their events are
+ * rendered from one re-read per kind at its end and appended in one call. A resource keeps the place of its
+ * first change; LoadUnits come first, as a LoadUnit is created before units are put into it.
+ */
+export class StockChanges {
+  private readonly loadUnits = new Map<number, LoadUnitChange>();
+  private readonly units = new Map<number, UnitChange>();
+
+  loadUnit(type: LoadUnitEventType, id: number): this {
+    const known = this.loadUnits.get(id);
+    if (!known || LOAD_UNIT_WEIGHT[type] > LOAD_UNIT_WEIGHT[known.type]) this.loadUnits.set(id, { type, id });
+    return this;
+  }
+
+  unit(type: UnitEventType, id: number): this {
+    return this.noteUnit(id, { type, id });
+  }
+
+  deletedUnit(before: PackagingUnitRow): this {
+    return this.noteUnit(before.id, { type: 'pu.event.deleted', before });
+  }
+
+  async events(db: Queryable): Promise<NewEvent[]> {
+    return [
+      ...(await loadUnitEvents(db, [...this.loadUnits.values()])),
+      ...(await unitEvents(db, [...this.units.values()])),
+    ];
+  }
+
+  private noteUnit(id: number, change: UnitChange): this {
+    const known = this.units.get(id);
+    if (!known || UNIT_WEIGHT[change.type] > UNIT_WEIGHT[known.type]) this.units.set(id, change);
+    return this;
+  }
+}
