@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { Connection, type Publisher } from 'rabbitmq-client';
+import { AMQPError, Connection, type Publisher } from 'rabbitmq-client';
 import type { FeedSignal } from './feed-signal.js';
 import { acquireRelayLease, advancePublished, releaseRelayLease, selectEventsAfter, type StoredEvent } from './sql.js';
 
@@ -13,6 +13,9 @@ const LEASE_MS = 15_000;
 const IDLE_MS = 1000;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
+
+/** What the health check reports of the broker (D28). */
+export type BrokerState = 'connected' | 'unreachable' | 'refusing';
 
 export interface RelaySettings {
   readonly url: string;
@@ -35,7 +38,10 @@ export class EventRelay {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly connection: Connection;
   private readonly publisher: Publisher;
-  private broker: 'connecting' | 'up' | 'down' = 'connecting';
+  // What the last exchange with the broker showed; `connecting` until the first one.
+  private broker: BrokerState | 'connecting' = 'connecting';
+  // Set once the exchange is declared on the current connection; a refused publish clears it to declare again.
+  private declared = false;
   private leader = false;
   private stopped = false;
   private pending = false;
@@ -58,33 +64,33 @@ export class EventRelay {
       retryHigh: RETRY_MAX_MS,
       connectionTimeout: 5000,
     });
+    // The exchange is declared at once on every (re)connection, so queues can be bound before the first event.
     this.connection.on('connection', () => {
-      if (this.broker !== 'up') {
-        this.logger.info({ exchange: settings.exchange }, 'event broker connected: publishing events');
-      }
-      this.broker = 'up';
+      this.declared = false;
       this.wakeForBroker?.();
     });
-    this.connection.on('error', (error: unknown) => this.brokerDown(error));
-    this.publisher = this.connection.createPublisher({
-      confirm: true,
-      maxAttempts: 1,
-      exchanges: [{ exchange: settings.exchange, type: 'topic', durable: true }],
-    });
+    this.connection.on('error', (error: unknown) => this.brokerIs('unreachable', error));
+    this.publisher = this.connection.createPublisher({ confirm: true, maxAttempts: 1 });
     this.stopListening = signal.onAdvance(() => this.kick());
     this.loop = this.run();
   }
 
-  /** Whether this instance can reach the broker (reported by the health check). */
-  get connected(): boolean {
-    return this.broker === 'up' && this.connection.ready;
+  /** Whether this instance can reach the broker and the broker accepts its events (reported by health). */
+  get brokerState(): BrokerState {
+    if (!this.connection.ready) return 'unreachable';
+    return this.broker === 'connecting' ? 'unreachable' : this.broker;
   }
 
-  private brokerDown(error: unknown): void {
-    if (this.broker !== 'down') {
-      this.logger.warn({ err: error }, 'event broker unreachable: events wait in the outbox until it is back');
+  /** Records what the broker showed, with a log line whenever that changes. */
+  private brokerIs(state: BrokerState, error?: unknown): void {
+    if (state !== this.broker) {
+      const { exchange } = this.settings;
+      if (state === 'connected') this.logger.info({ exchange }, 'event broker connected: publishing events');
+      else if (state === 'refusing') {
+        this.logger.warn({ err: error, exchange }, 'event broker refuses the events: they wait in the outbox');
+      } else this.logger.warn({ err: error }, 'event broker unreachable: events wait in the outbox until it is back');
     }
-    this.broker = 'down';
+    this.broker = state;
   }
 
   private kick(): void {
@@ -116,8 +122,13 @@ export class EventRelay {
         retryMs = RETRY_MIN_MS;
         if (!more) await this.sleep(IDLE_MS);
       } catch (error) {
-        if (this.connection.ready) this.logger.warn({ err: error }, 'publishing events failed; retrying');
-        else this.brokerDown(error);
+        if (!(error instanceof AMQPError)) this.logger.warn({ err: error }, 'publishing events failed; retrying');
+        else if (!this.connection.ready) this.brokerIs('unreachable', error);
+        else {
+          // Connected but refused (the exchange has another type, was deleted, access denied): declare again.
+          this.declared = false;
+          this.brokerIs('refusing', error);
+        }
         // Not cut short by news of events: under load that would retry a refusing broker in a busy loop.
         await this.sleep(retryMs, true);
         retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
@@ -128,6 +139,11 @@ export class EventRelay {
   /** Publishes the next batch if this instance holds the lease; answers whether more may be waiting. */
   private async publishBatch(): Promise<boolean> {
     if (!this.connection.ready) return false;
+    if (!this.declared) {
+      await this.connection.exchangeDeclare({ exchange: this.settings.exchange, type: 'topic', durable: true });
+      this.declared = true;
+      this.brokerIs('connected');
+    }
     const publishedThrough = await acquireRelayLease(this.pool, this.settings.exchange, this.owner, LEASE_MS);
     this.leader = publishedThrough !== undefined;
     if (publishedThrough === undefined) return false;
@@ -137,6 +153,7 @@ export class EventRelay {
     await Promise.all(events.map((event) => this.publish(event)));
     const last = events[events.length - 1]!.position;
     if (!(await advancePublished(this.pool, this.settings.exchange, this.owner, last))) return false;
+    this.brokerIs('connected');
     this.onPublished(events.length);
     return events.length === BATCH_SIZE;
   }

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { withTransaction } from '../db/tx.js';
 import { FeedSignal } from './feed-signal.js';
 import { FeedListener } from './listener.js';
-import { EventRelay } from './relay.js';
+import { EventRelay, type BrokerState } from './relay.js';
 import { Sequencer } from './sequencer.js';
 import { pruneEvents, selectBacklog } from './sql.js';
 
@@ -17,7 +17,7 @@ export interface EventsHealth {
   status: 'UP' | 'DOWN';
   details: {
     exchange: string;
-    broker: 'connected' | 'unreachable';
+    broker: BrokerState;
     backlog?: number;
     oldestUnsentAgeSeconds?: number;
   };
@@ -66,12 +66,12 @@ export function startEvents(pool: pg.Pool, config: Config, logger: Logger): Even
     async health() {
       if (!relay) return undefined;
       const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
-      const connected = relay.connected;
+      const broker = relay.brokerState;
       return {
-        status: connected ? 'UP' : 'DOWN',
+        status: broker === 'connected' ? 'UP' : 'DOWN',
         details: {
           exchange,
-          broker: connected ? 'connected' : 'unreachable',
+          broker,
           ...(backlog && {
             backlog: backlog.count,
             oldestUnsentAgeSeconds: backlog.oldestUnsentAt
