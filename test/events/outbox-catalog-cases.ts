@@ -1,6 +1,6 @@
 import type { TestContext } from '../support/app.js';
 import { aProduct, aProductUnit, aStackingRule, type Json } from '../support/builders.js';
-import { event, pc, type EventCase, type OutboxProbe } from '../support/outbox.js';
+import { event, pc, type EventCase, type Expected, type OutboxProbe } from '../support/outbox.js';
 import { expectStatus } from '../support/stock-api.js';
 import { givenLoadUnitLocked, givenProduct, givenReserved, loadUnitPKey, uniqueKey } from '../support/stock.js';
 
@@ -10,6 +10,26 @@ const reservation = (reservationId: string, sku: string, qty: number, units: [st
   qty: pc(qty),
   units: units.map(([pKey, amount]) => ({ pKey, qty: pc(amount) })),
 });
+
+/** A reservation's event, then a `pu.event.changed` of each unit it reserved or released from, in that order. */
+const reservationEvents = (
+  type: 'allocation.event.reserved' | 'allocation.event.released',
+  reservationId: string,
+  sku: string,
+  units: [string, number][],
+): Expected[] => [
+  event(
+    type,
+    reservationId,
+    reservation(
+      reservationId,
+      sku,
+      units.reduce((sum, [, amount]) => sum + amount, 0),
+      units,
+    ),
+  ),
+  ...units.map(([pKey]) => event('pu.event.changed', pKey)),
+];
 
 /** D27 cases of Products, LoadUnits and reservations: each operation with the events it must write. */
 export function catalogCases(
@@ -167,18 +187,10 @@ export function catalogCases(
           status: 200,
           expected: (response) => {
             const [{ reservationId }] = response.body as [{ reservationId: string }];
-            return [
-              event(
-                'allocation.event.reserved',
-                reservationId,
-                reservation(reservationId, product.sku, 7, [
-                  [units[0]!, 5],
-                  [units[1]!, 2],
-                ]),
-              ),
-              event('pu.event.changed', units[0]!),
-              event('pu.event.changed', units[1]!),
-            ];
+            return reservationEvents('allocation.event.reserved', reservationId, product.sku, [
+              [units[0]!, 5],
+              [units[1]!, 2],
+            ]);
           },
         };
       },
@@ -192,18 +204,11 @@ export function catalogCases(
         return {
           send: () => api.del(`/allocation/reservations/${reservationId}`),
           status: 204,
-          expected: () => [
-            event(
-              'allocation.event.released',
-              reservationId,
-              reservation(reservationId, product.sku, 7, [
-                [units[0]!, 5],
-                [units[1]!, 2],
-              ]),
-            ),
-            event('pu.event.changed', units[0]!),
-            event('pu.event.changed', units[1]!),
-          ],
+          expected: () =>
+            reservationEvents('allocation.event.released', reservationId, product.sku, [
+              [units[0]!, 5],
+              [units[1]!, 2],
+            ]),
         };
       },
     },
