@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import client from 'prom-client';
 import type { Config } from '../config.js';
@@ -40,10 +40,29 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined>
   return Promise.race([promise.catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-export function startEvents(pool: pg.Pool, config: Config, logger: Logger): EventsRuntime {
+// Numbering and publishing run on connections of their own: queued behind requests in the request pool, an
+// event would wait for the load to pass before it reached the feed or the broker.
+const BACKGROUND_CONNECTIONS = 2;
+
+/** A small pool beside the requests' one, to the same database with the same settings. */
+function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
+  const background = new pg.Pool({
+    ...(pool.options as pg.PoolConfig),
+    max: BACKGROUND_CONNECTIONS,
+    application_name: 'inventory-service-events',
+  });
+  background.on('error', (error) => logger.warn({ err: error }, 'idle events connection failed; it was discarded'));
+  background.on('connect', (client) => {
+    client.on('error', (error) => logger.warn({ err: error }, 'events connection failed while in use'));
+  });
+  return background;
+}
+
+export function startEvents(requestPool: pg.Pool, config: Config, logger: Logger): EventsRuntime {
+  const pool = backgroundPool(requestPool, logger);
   const signal = new FeedSignal();
   const sequencer = new Sequencer(pool, signal, logger);
-  const listener = new FeedListener(pool.options as pg.ClientConfig, signal, logger);
+  const listener = new FeedListener(requestPool.options as pg.ClientConfig, signal, logger);
   let publishedTotal: client.Counter | undefined;
   const { amqpUrl, exchange, retentionHours } = config.events;
   const relay = amqpUrl
@@ -65,7 +84,7 @@ export function startEvents(pool: pg.Pool, config: Config, logger: Logger): Even
     signal,
     async health() {
       if (!relay) return undefined;
-      const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+      const backlog = await withTimeout(selectBacklog(requestPool, exchange), HEALTH_QUERY_TIMEOUT_MS);
       const broker = relay.brokerState;
       return {
         status: broker === 'connected' ? 'UP' : 'DOWN',
@@ -93,7 +112,7 @@ export function startEvents(pool: pg.Pool, config: Config, logger: Logger): Even
         help: 'Events committed but not yet published to the broker (all instances)',
         registers: [registry],
         async collect() {
-          const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+          const backlog = await withTimeout(selectBacklog(requestPool, exchange), HEALTH_QUERY_TIMEOUT_MS);
           if (backlog) this.set(backlog.count);
         },
       });
@@ -101,6 +120,7 @@ export function startEvents(pool: pg.Pool, config: Config, logger: Logger): Even
     async stop() {
       clearInterval(pruneTimer);
       await Promise.all([sequencer.stop(), listener.stop(), relay?.stop()]);
+      await pool.end();
     },
   };
 }
