@@ -32,6 +32,8 @@ export interface BenchConfig {
   readonly serviceMain: string | undefined;
   /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
   readonly serviceEnv: Record<string, string>;
+  /** The RabbitMQ of the events scenarios (8, 9); they are skipped when it does not answer. */
+  readonly amqpUrl: string;
   /** Whether every size is the issue's: only such a run rewrites BENCHMARKS.md and bench/results.json. */
   readonly full: boolean;
 }
@@ -55,10 +57,10 @@ export const DEFAULTS = {
 export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: string }> = {
   products: { name: 'BENCH_PRODUCTS', meaning: 'products seeded for scenario 1 (and the first size of scenario 5)' },
   units: { name: 'BENCH_UNITS', meaning: 'PackagingUnits seeded for scenario 2 (10 per LoadUnit)' },
-  bulkProducts: { name: 'BENCH_BULK_PRODUCTS', meaning: 'products in the one bulk request of scenario 3' },
+  bulkProducts: { name: 'BENCH_BULK_PRODUCTS', meaning: 'products in the one bulk request of scenarios 3 and 9' },
   bulkRuns: {
     name: 'BENCH_BULK_RUNS',
-    meaning: 'measured bulk requests (and raw inserts) in scenario 3; the median counts',
+    meaning: 'measured bulk requests (and raw inserts) in scenarios 3 and 9; the median counts',
   },
   allocationUnits: { name: 'BENCH_ALLOCATION_UNITS', meaning: 'allocatable units of scenario 4 (100 per product)' },
   streamProducts: {
@@ -66,12 +68,21 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
     meaning: 'products in the table for the second stream of scenario 5',
   },
   duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
-  mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenario 6)' },
+  mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenarios 6 and 8)' },
   warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
-  connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6)' },
+  connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6, 8)' },
   allocationClients: { name: 'BENCH_ALLOCATION_CLIENTS', meaning: 'concurrent clients of scenario 4 and of pgbench' },
   pgbenchScale: { name: 'BENCH_PGBENCH_SCALE', meaning: 'pgbench -i scale factor (one branch row per client at 32)' },
 };
+
+/**
+ * The scenarios there are. Not contiguous: 7 is reserved for the streamed NDJSON import (issue 14); 8 and 9 are
+ * the events scenarios (issue 12).
+ */
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 8, 9];
+/** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
+const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
+const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 
 /** Settings that are not sizes. */
 export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning: string }[] = [
@@ -90,7 +101,18 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     fallback: 'unset',
     meaning: 'extra settings for the service, e.g. `DB_POOL_MAX=32,LOG_LEVEL=warn`, for trying one',
   },
-  { name: 'BENCH_SCENARIOS', fallback: '1,2,3,4,5,6', meaning: 'which scenarios to run, e.g. `1,2`' },
+  {
+    name: 'BENCH_SCENARIOS',
+    fallback: ALL_SCENARIOS.join(','),
+    meaning:
+      'which scenarios to run, e.g. `1,2`; 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline (there is no 7 yet: issue 14)',
+  },
+  {
+    name: 'BENCH_AMQP_URL',
+    fallback: DEFAULT_AMQP_URL,
+    meaning:
+      'the RabbitMQ of scenarios 8 and 9 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
+  },
   {
     name: 'BENCH_CPU_PROF',
     fallback: 'unset',
@@ -121,12 +143,15 @@ function keyValues(raw: string | undefined): Record<string, string> {
 }
 
 function scenarioList(raw: string | undefined): number[] {
-  if (raw === undefined || raw.trim() === '') return [1, 2, 3, 4, 5, 6];
+  if (raw === undefined || raw.trim() === '') return [...ALL_SCENARIOS];
   const list = raw.split(',').map((item) => Number(item.trim()));
-  if (list.some((item) => !Number.isInteger(item) || item < 1 || item > 6)) {
-    throw new Error(`BENCH_SCENARIOS must list scenario numbers 1-6, e.g. '1,2', not '${raw}'`);
+  if (list.some((item) => !ALL_SCENARIOS.includes(item))) {
+    throw new Error(
+      `BENCH_SCENARIOS must list scenario numbers of ${ALL_SCENARIOS.join(', ')}, e.g. '1,2', not '${raw}'`,
+    );
   }
-  return [...new Set(list)].sort();
+  const withBaselines = list.flatMap((item) => [item, ...(BROUGHT_ALONG[item] ?? [])]);
+  return [...new Set(withBaselines)].sort((a, b) => a - b);
 }
 
 export function loadBenchConfig(): BenchConfig {
@@ -146,8 +171,10 @@ export function loadBenchConfig(): BenchConfig {
   const serviceMain = process.env.BENCH_SERVICE_MAIN?.trim() || undefined;
   const serviceEnv = keyValues(process.env.BENCH_SERVICE_ENV);
   const cpuProfile = process.env.BENCH_CPU_PROF === '1' || process.env.BENCH_CPU_PROF === 'true';
+  const amqpUrl = process.env.BENCH_AMQP_URL?.trim() || DEFAULT_AMQP_URL;
+  if (!/^amqps?:\/\//.test(amqpUrl)) throw new Error('BENCH_AMQP_URL must be an amqp:// or amqps:// URL');
   const full =
-    scenarios.length === 6 &&
+    scenarios.length === ALL_SCENARIOS.length &&
     !cpuProfile &&
     !serviceMain &&
     Object.keys(serviceEnv).length === 0 &&
@@ -160,6 +187,7 @@ export function loadBenchConfig(): BenchConfig {
     cpuProfile,
     serviceMain,
     serviceEnv,
+    amqpUrl,
     full,
   };
 }

@@ -119,3 +119,19 @@ export function watchCpu(targetPid?: number): CpuWatch {
     },
   };
 }
+
+/** CPU of every process named `command` (e.g. RabbitMQ's `beam.smp`) over a window, in percent of one core. */
+export function watchCommandCpu(command: string): { stop(): number | undefined } {
+  if (os.platform() !== 'linux') return { stop: () => undefined };
+  const ticksOf = (): number =>
+    [...processTimes().values()].filter((p) => p.command === command).reduce((sum, p) => sum + p.ticks, 0);
+  const started = performance.now();
+  const startTicks = ticksOf();
+  return {
+    stop(): number | undefined {
+      const seconds = (performance.now() - started) / 1000;
+      const ticks = ticksOf() - startTicks;
+      return startTicks === 0 && ticks === 0 ? undefined : (Math.max(0, ticks) / TICKS_PER_SECOND / seconds) * 100;
+    },
+  };
+}

@@ -30,10 +30,26 @@ export interface LoadOptions {
   readonly next: () => PlannedRequest;
   /** Sees every response body (e.g. to add up allocated quantities). */
   readonly onBody?: (kind: string, status: number, body: string) => void;
+  /** Sends `X-Request-Id: <prefix>-<n>` on every request, so what the service did for it can be found by id. */
+  readonly requestIdPrefix?: string;
+  /** Sees every answer with its request id (the echoed X-Request-Id) and when it arrived (`wallClockMs`). */
+  readonly onAnswer?: (answer: Answer) => void;
   /** The process whose peak RSS the run reports. */
   readonly rssPid?: number;
   /** Whose connections to watch in pg_stat_activity during the run. */
   readonly database?: { readonly pool: pg.Pool; readonly applicationName: string };
+}
+
+export interface Answer {
+  readonly kind: string;
+  readonly status: number;
+  readonly requestId: string | undefined;
+  readonly atMs: number;
+}
+
+/** Milliseconds since the epoch with sub-millisecond resolution, comparable across this process's clocks. */
+export function wallClockMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 export interface LatencySummary {
@@ -62,6 +78,14 @@ export interface LoadResult {
   readonly waits: WaitProfile | undefined;
 }
 
+/** The echoed X-Request-Id; autocannon keeps the header names as the server wrote them. */
+function requestIdOf(headers: Record<string, unknown> | undefined): string | undefined {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (name.toLowerCase() === 'x-request-id' && typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
 let activeRun: autocannon.Instance | undefined;
 onStopping(() => activeRun?.stop());
 
@@ -79,6 +103,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const statusesByKind: Record<string, Record<string, number>> = {};
   const timesByKind: Record<string, number[]> = {};
   let lastKind = 'request';
+  let requests = 0;
   let ticks = 0;
   let inSecond = 0;
 
@@ -95,20 +120,22 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             setupRequest: (request, context) => {
               const planned = options.next();
               (context as { kind?: string }).kind = planned.kind ?? 'request';
-              return {
-                ...request,
-                method: planned.method ?? 'GET',
-                path: planned.path,
-                body: planned.body,
-                headers: planned.body ? { ...request.headers, 'content-type': 'application/json' } : request.headers,
+              const headers = {
+                ...request.headers,
+                ...(planned.body && { 'content-type': 'application/json' }),
+                ...(options.requestIdPrefix && { 'x-request-id': `${options.requestIdPrefix}-${++requests}` }),
               };
+              return { ...request, method: planned.method ?? 'GET', path: planned.path, body: planned.body, headers };
             },
-            onResponse: (status, body, context) => {
+            onResponse: (status, body, context, headers) => {
               // The tracker's 'response' event for this very response follows synchronously.
               lastKind = (context as { kind?: string }).kind ?? 'request';
               const counts = (statusesByKind[lastKind] ??= {});
               counts[status] = (counts[status] ?? 0) + 1;
               options.onBody?.(lastKind, status, body);
+              if (options.onAnswer) {
+                options.onAnswer({ kind: lastKind, status, requestId: requestIdOf(headers), atMs: wallClockMs() });
+              }
             },
           },
         ],
@@ -168,6 +195,8 @@ export async function warmUp(options: LoadOptions, seconds: number): Promise<voi
     seconds,
     rssPid: undefined,
     onBody: undefined,
+    requestIdPrefix: undefined,
+    onAnswer: undefined,
     database: undefined,
   });
 }

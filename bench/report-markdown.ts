@@ -100,6 +100,25 @@ function previousComparison(previous: RunReport['previous'], current: RunReport)
   ].join('\n');
 }
 
+/** The events scenarios (issue 12): every target with its figure, met or not, and the relay's pace. */
+function eventsTable(report: RunReport): string {
+  const rows = report.scenarios
+    .filter((s) => s.id === 8 || s.id === 9)
+    .flatMap((s) => [
+      ...s.targets.map((t) => `| ${s.id} | ${t.target} | ${t.actual} | ${t.met ? '**yes**' : '**no**'} |`),
+      ...(s.id === 9 ? [`| 9 | relay events/s (reported) | ${throughput(s.service)} | – |`] : []),
+    ]);
+  if (rows.length === 0) return '';
+  return [
+    '### Events (issue 12): targets and figures',
+    '',
+    '| # | target | figure | met? |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
 /** How much of the machine other people's work took while the service was measured: the numbers' caveat. */
 function otherLoad(report: RunReport): string {
   const shares = report.scenarios.flatMap((s) => (s.service.cpu ? [s.service.cpu.other] : []));
@@ -119,12 +138,18 @@ export function renderMarkdown(report: RunReport): string {
   );
   const others = OTHER_VARIABLES.map((v) => `| \`${v.name}\` | ${v.fallback} | ${v.meaning} |`);
   const notes = existsSync(NOTES_MD) ? readFileSync(NOTES_MD, 'utf8').trim() : '';
-  const failures = report.failures.map((f) => `- scenario ${f.id} failed: ${f.error}`);
+  const failures = [
+    ...report.failures.map((f) => `- scenario ${f.id} failed: ${f.error}`),
+    ...(report.skipped ?? []).map((s) => `- **${s.reason}**`),
+  ];
   return `# Benchmarks
 
 \`npm run bench\` seeds a real PostgreSQL, starts the service (\`node dist/main.js\`, auth and info logging on) and
 a bare Express 5 + pg ceiling app, runs each scenario of issue 6 against both, and writes this file and
-\`bench/results.json\`. A quick smoke run with smaller sizes writes \`bench/results/smoke.{md,json}\` instead:
+\`bench/results.json\`. Scenarios 8 and 9 (issue 12) measure stock events: they start a further instance with
+\`AMQP_URL\` set, publishing to an exchange of the run on the RabbitMQ at \`BENCH_AMQP_URL\`, drained by a consumer
+in the runner; without a broker they are skipped. A quick smoke run with smaller sizes writes
+\`bench/results/smoke.{md,json}\` instead:
 
 \`\`\`bash
 npm run bench                                                      # the full run (defaults below)
@@ -142,7 +167,7 @@ ${[...settings, ...others].join('\n')}
 - ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}
 - Node ${m.node}; PostgreSQL ${m.postgres} (${m.database})
 - load average when the run started: ${m.loadAverageAtStart.toFixed(2)}; load generator (autocannon), service,
-  ceiling app and PostgreSQL share the same ${m.cores} cores
+  ceiling app, PostgreSQL and (scenarios 8, 9) RabbitMQ share the same ${m.cores} cores
 
 ## Results (${report.full ? 'full run' : 'smoke run'}, ${report.startedAt}, ${num(report.totalSeconds / 60, 1)} min)
 
@@ -150,9 +175,10 @@ ${[...settings, ...others].join('\n')}
 |---|---|---|---|---|---|---|---|---|
 ${report.scenarios.map(summaryRow).join('\n')}
 ${failures.length ? `\n${failures.join('\n')}\n` : ''}
+${eventsTable(report)}
 ${otherLoad(report)}
 
-Service log during the run: ${report.serviceLog.lines.toLocaleString('en-US')} lines
+Service log during the run${report.serviceLog.files && report.serviceLog.files.length > 1 ? ` (${report.serviceLog.files.join(', ')})` : ''}: ${report.serviceLog.lines.toLocaleString('en-US')} lines
 (${num(report.serviceLog.bytes / 1e6, 1)} MB), ${report.serviceLog.errorLines} at level error or above.
 
 ## Details

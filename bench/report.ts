@@ -19,7 +19,15 @@ export interface RunReport {
   readonly scenarios: readonly ScenarioResult[];
   /** Scenarios that threw, with the message. */
   readonly failures: readonly { id: number; error: string }[];
-  readonly serviceLog: { readonly lines: number; readonly errorLines: number; readonly bytes: number };
+  /** Scenarios that could not run here (the events scenarios without a broker), with the reason. */
+  readonly skipped?: readonly { id: number; reason: string }[];
+  /** Of every service instance the run started (the events scenarios start their own). */
+  readonly serviceLog: {
+    readonly lines: number;
+    readonly errorLines: number;
+    readonly bytes: number;
+    readonly files?: readonly string[];
+  };
   /** The previous full run's headline numbers, for the before/after table. */
   readonly previous?: {
     readonly startedAt: string;
@@ -78,4 +86,5 @@ export function printSummary(report: RunReport): void {
     for (const t of s.targets.filter((target) => !target.met)) console.log(`       missed: ${t.target}: ${t.actual}`);
   }
   for (const f of report.failures) console.log(`FAILED ${f.id}: ${f.error}`);
+  for (const s of report.skipped ?? []) console.log(`SKIPPED ${s.id}: ${s.reason}`);
 }

@@ -17,9 +17,11 @@ import { bulkCreate } from './scenario-3-bulk-create.js';
 import { allocation, allocationStock } from './scenario-4-allocation.js';
 import { streamProducts } from './scenario-5-stream.js';
 import { mixedStock, mixedWorkload } from './scenario-6-mixed.js';
+import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
+import { eventsBulk } from './scenario-9-events-bulk.js';
+import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
-import { ensureBuilt } from '../test/support/service-process.js';
-import { RESULTS_DIR, startCeilingApp, startService } from './service.js';
+import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
 
 const READ_STOCK_PREFIX = 'TU';
 const UNITS_PER_LOAD_UNIT = 10;
@@ -29,8 +31,8 @@ const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) 
 /** Everything the selected scenarios need, set-based and outside any timed part. */
 async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   await seedMasterData(db.pool);
-  if (wants(config, 1, 2, 5, 6)) await seedProducts(db.pool, 'P', 1, config.products);
-  if (wants(config, 2, 6)) {
+  if (wants(config, 1, 2, 5, 6, 8)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 2, 6, 8)) {
     await seedStock(db.pool, {
       productPrefix: 'P',
       products: config.products,
@@ -49,19 +51,35 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
     await seedProducts(db.pool, mixedStock.productPrefix, 1, mixedStock.products);
     await seedStock(db.pool, mixedStock);
   }
+  if (wants(config, 8)) {
+    await seedProducts(db.pool, eventsMixedStock.productPrefix, 1, eventsMixedStock.products);
+    await seedStock(db.pool, eventsMixedStock);
+  }
   await settle(db.pool);
 }
 
-async function logStatistics(file: string): Promise<RunReport['serviceLog']> {
-  if (!existsSync(file)) return { lines: 0, errorLines: 0, bytes: 0 };
+/** Lines, errors and size of the logs of every service instance the run started. */
+async function logStatistics(files: readonly string[]): Promise<RunReport['serviceLog']> {
   let lines = 0;
   let errorLines = 0;
-  for await (const line of createInterface({ input: createReadStream(file) })) {
-    lines++;
-    const level = /"level":(\d+)/.exec(line)?.[1];
-    if (level !== undefined && Number(level) >= 50) errorLines++;
+  let bytes = 0;
+  for (const file of new Set(files)) {
+    if (!existsSync(file)) continue;
+    for await (const line of createInterface({ input: createReadStream(file) })) {
+      lines++;
+      const level = /"level":(\d+)/.exec(line)?.[1];
+      if (level !== undefined && Number(level) >= 50) errorLines++;
+    }
+    bytes += statSync(file).size;
   }
-  return { lines, errorLines, bytes: statSync(file).size };
+  return { lines, errorLines, bytes, files: [...new Set(files)].map((file) => path.basename(file)) };
+}
+
+/** The URL without its password, for the report. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
 }
 
 async function main(): Promise<number> {
@@ -70,7 +88,8 @@ async function main(): Promise<number> {
   const loadAverageAtStart = os.loadavg()[0] ?? 0;
   const config = loadBenchConfig();
   step(`benchmark: ${config.full ? 'full run' : 'smoke run'}, scenarios ${config.scenarios.join(', ')}`);
-  await ensureBuilt();
+  // Every instance of the run starts from one copy of the build, whatever a test run does to dist/ meanwhile.
+  if (!config.serviceMain) step(`measuring the build copied to ${path.relative(process.cwd(), await freezeBuild())}`);
   const db = await openBenchDatabase(config.databaseUrl);
   step(`database ${db.name} on PostgreSQL ${db.serverVersion} (${db.kind})`);
   await seed(config, db);
@@ -89,33 +108,44 @@ async function main(): Promise<number> {
   step(`service on ${service.baseUrl} (pid ${service.process.pid}), ceiling app on ${ceiling.baseUrl}`);
   const ctx: BenchContext = { config, db, service, ceiling, authorization: bearerToken(), pgbench };
 
-  const unitKeys = wants(config, 6) ? await sampleUnitKeys(db.pool, READ_STOCK_PREFIX, UNIT_SAMPLE) : [];
+  const unitKeys = wants(config, 6, 8) ? await sampleUnitKeys(db.pool, READ_STOCK_PREFIX, UNIT_SAMPLE) : [];
   const allocationProducts = allocationStock(config.allocationUnits).products;
-  // Scenario 5 tops the product table up and scenario 3 adds to it, so they run after those reading it.
+  const results: ScenarioResult[] = [];
+  const byId = (id: number): ScenarioResult | undefined => results.find((result) => result.id === id);
+  // Scenario 5 tops the product table up and scenario 3 adds to it, so they run after those reading it. 8 is
+  // 6 with events on, right after it; 9 comes last: it adds products too, and its relay first publishes what
+  // scenario 3 left in the outbox, outside its measurement.
   const plan: [number, () => Promise<ScenarioResult>][] = [
     [1, () => productsBySku(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
     [6, () => mixedWorkload(ctx, unitKeys)],
+    [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],
     [3, () => bulkCreate(ctx)],
+    [9, () => eventsBulk(ctx)],
   ];
-  const results: ScenarioResult[] = [];
   const failures: { id: number; error: string }[] = [];
+  const skipped: { id: number; reason: string }[] = [];
   for (const [id, run] of plan) {
     if (!config.scenarios.includes(id)) continue;
     try {
       results.push(await run());
     } catch (error) {
+      if (error instanceof ScenarioSkipped) {
+        step(error.message);
+        skipped.push({ id, reason: error.message });
+        continue;
+      }
       console.error(`scenario ${id} failed:`, error);
       failures.push({ id, error: (error as Error).message });
     }
   }
   // Stopped before the report: a CPU profile is written when the service exits.
   await Promise.all([stopProcess(service.process), stopProcess(ceiling.process)]);
-  if (config.cpuProfile) step(`CPU profiles: ${path.join(RESULTS_DIR, 'profiles')}/{service,ceiling-app}/`);
+  if (config.cpuProfile) step(`CPU profiles: ${path.join(RESULTS_DIR, 'profiles')}/ (one folder per process)`);
 
-  const shownConfig = { ...config, databaseUrl: undefined };
+  const shownConfig = { ...config, databaseUrl: undefined, amqpUrl: withoutPassword(config.amqpUrl) };
   const report: RunReport = {
     startedAt: new Date(started).toISOString(),
     totalSeconds: (Date.now() - started) / 1000,
@@ -124,7 +154,8 @@ async function main(): Promise<number> {
     machine: describeMachine(db.serverVersion, db.kind === 'embedded' ? 'embedded' : 'server', loadAverageAtStart),
     scenarios: results.sort((a, b) => a.id - b.id),
     failures,
-    serviceLog: await logStatistics(path.join(RESULTS_DIR, 'service.log')),
+    skipped,
+    serviceLog: await logStatistics(serviceLogs),
   };
   const written = await writeReport(report);
   printSummary(report);

@@ -1,20 +1,24 @@
 import type pg from 'pg';
 import { watchCpu, type CpuShare } from './cpu-share.js';
 import { timedRequest } from './http.js';
+import { wallClockMs } from './load.js';
 import { sampleRss } from './processes.js';
 import { startProgress, step } from './progress.js';
-import { median, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
+import { formatNumber, median, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { productFields } from './seed.js';
+import type { RunningServer } from './service.js';
 
 const MIN_RATIO = 0.5;
 const MIN_PRODUCTS_PER_SECOND = 25_000;
-const WARMUP_PRODUCTS = 2_000;
+export const WARMUP_PRODUCTS = 2_000;
+/** Scenario 3 in the last full run before the outbox (migration 0007): bench/results.json of that run. */
+const BEFORE_EVENTS = { startedAt: '2026-11-21T16:19:42.932Z', productsPerSecond: 42_845, medianMs: 2_334 };
 // 4 parameters a row; PostgreSQL takes at most 65 535 parameters a statement.
 const VALUES_ROWS_PER_STATEMENT = 10_000;
 
 type Row = ReturnType<typeof productFields>;
 
-function rows(prefix: string, count: number): Row[] {
+export function rows(prefix: string, count: number): Row[] {
   return Array.from({ length: count }, (_, index) => productFields(prefix, index + 1));
 }
 
@@ -33,25 +37,43 @@ function requestBody(products: readonly Row[]): Buffer {
   );
 }
 
-interface ServiceRun {
+export interface ServiceRun {
   readonly ms: number;
   readonly rssMb: number;
   readonly cpu: CpuShare | undefined;
+  /** When the 201 had arrived completely (`wallClockMs`). */
+  readonly answeredAtMs: number;
 }
 
-async function postProducts(ctx: BenchContext, products: readonly Row[]): Promise<ServiceRun> {
+/** One bulk POST to `service` (default: the run's service) with `X-Request-Id: requestId`; fails unless 201. */
+export async function postProducts(
+  ctx: BenchContext,
+  products: readonly Row[],
+  requestId: string,
+  service: RunningServer = ctx.service,
+): Promise<ServiceRun> {
   const body = requestBody(products);
-  const sampling = sampleRss(ctx.service.process.pid, 50);
-  const cpuWatch = watchCpu(ctx.service.process.pid);
-  const response = await timedRequest(`${ctx.service.baseUrl}/v1/products`, {
+  const sampling = sampleRss(service.process.pid, 50);
+  const cpuWatch = watchCpu(service.process.pid);
+  const response = await timedRequest(`${service.baseUrl}/v1/products`, {
     method: 'POST',
-    headers: { authorization: ctx.authorization },
+    headers: { authorization: ctx.authorization, 'x-request-id': requestId },
     body,
   });
+  const answeredAtMs = wallClockMs();
   const rssMb = sampling.stop();
   const cpu = cpuWatch.stop();
   if (response.status !== 201) throw new Error(`bulk POST answered ${response.status}: ${response.body.slice(0, 500)}`);
-  return { ms: response.ms, rssMb, cpu };
+  return { ms: response.ms, rssMb, cpu, answeredAtMs };
+}
+
+/** The events a request wrote to the outbox (D27: a bulk create of n Products is n events). */
+export async function outboxEventsOf(pool: pg.Pool, requestId: string): Promise<number> {
+  const { rows: found } = await pool.query<{ count: string }>(
+    'SELECT count(*)::text AS count FROM event_outbox WHERE request_id = $1',
+    [requestId],
+  );
+  return Number(found[0]?.count ?? 0);
 }
 
 /** One transaction, multi-row INSERT … VALUES statements (parameters bound), as a hand-written importer would. */
@@ -102,7 +124,7 @@ async function rawUnnestInsert(pool: pg.Pool, products: readonly Row[]): Promise
 export async function bulkCreate(ctx: BenchContext): Promise<ScenarioResult> {
   const { bulkProducts: count, bulkRuns: runs } = ctx.config;
   step(`scenario 3: bulk POST /v1/products of ${count.toLocaleString('en-US')} products, ${runs} runs`);
-  await postProducts(ctx, rows('W1', WARMUP_PRODUCTS));
+  await postProducts(ctx, rows('W1', WARMUP_PRODUCTS), 'bench-s3-warmup');
   await rawValuesInsert(ctx.db.pool, rows('W2', WARMUP_PRODUCTS));
   await rawUnnestInsert(ctx.db.pool, rows('W3', WARMUP_PRODUCTS));
 
@@ -111,7 +133,7 @@ export async function bulkCreate(ctx: BenchContext): Promise<ScenarioResult> {
   const unnest: number[] = [];
   const progress = startProgress('scenario 3 runs', runs * 3);
   for (let run = 1; run <= runs; run++) {
-    service.push(await postProducts(ctx, rows(`B${run}`, count)));
+    service.push(await postProducts(ctx, rows(`B${run}`, count), `bench-s3-${run}`));
     progress.update(run * 3 - 2, `service ${Math.round(service.at(-1)!.ms)} ms`);
     values.push(await rawValuesInsert(ctx.db.pool, rows(`V${run}`, count)));
     progress.update(run * 3 - 1, `raw VALUES ${Math.round(values.at(-1)!)} ms`);
@@ -119,6 +141,7 @@ export async function bulkCreate(ctx: BenchContext): Promise<ScenarioResult> {
     progress.update(run * 3, `raw unnest ${Math.round(unnest.at(-1)!)} ms`);
   }
   progress.finish();
+  const events = await Promise.all(service.map((_, index) => outboxEventsOf(ctx.db.pool, `bench-s3-${index + 1}`)));
 
   const perSecond = (ms: number): number => (count / ms) * 1000;
   const serviceMs = median(service.map((run) => run.ms));
@@ -166,7 +189,14 @@ export async function bulkCreate(ctx: BenchContext): Promise<ScenarioResult> {
       rawUnnestRunsMs: unnest.map(Math.round),
       rawValuesProductsPerSecond: perSecond(valuesMs),
       rawUnnestProductsPerSecond: perSecond(unnestMs),
+      outboxEventsPerRequest: events,
     },
-    notes: ['p50/p99 of this scenario are the median and the slowest of the request (or insert) durations.'],
+    notes: [
+      'p50/p99 of this scenario are the median and the slowest of the request (or insert) durations.',
+      `Events written to the outbox in each request's transaction (D27: one per product; AMQP_URL unset, so none published): ${events.map((n) => n.toLocaleString('en-US')).join(', ')}.`,
+      `Before the outbox (full run ${BEFORE_EVENTS.startedAt}): ${BEFORE_EVENTS.productsPerSecond.toLocaleString('en-US')} products/s, ` +
+        `median ${BEFORE_EVENTS.medianMs.toLocaleString('en-US')} ms; this run: ${Math.round(throughput).toLocaleString('en-US')} products/s, ` +
+        `median ${formatNumber(serviceMs)} ms (${formatNumber((throughput / BEFORE_EVENTS.productsPerSecond) * 100)} % of it).`,
+    ],
   };
 }
