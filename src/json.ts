@@ -43,3 +43,22 @@ export function stringifyJson(value: unknown): string {
 export function jsonTextOrNull(value: unknown): string | null {
   return value === undefined || value === null ? null : stringifyJson(value);
 }
+
+// A lone surrogate can only reach a parsed string through a `\uD800`–`\uDFFF` escape: decoding UTF-8 never makes one.
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  return Object.entries(value).some(([key, item]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(item));
+}
+
+/**
+ * Whether the JSON text escapes a surrogate that is not half of a pair: no character, which UTF-8 and PostgreSQL
+ * would turn into U+FFFD, so what is stored would differ from what was sent. Only texts with such an escape are walked.
+ */
+export function escapesLoneSurrogate(text: string, parsed: unknown): boolean {
+  return SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(parsed);
+}

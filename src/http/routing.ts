@@ -2,7 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
 import type { Idempotency } from '../idempotency/middleware.js';
-import { parseJson } from '../json.js';
+import { escapesLoneSurrogate, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
@@ -85,11 +85,15 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: string): Req
         if (req.body.trim() === '') {
           req.body = undefined;
         } else {
+          const text = req.body;
           try {
-            req.rawBody = req.body;
-            req.body = parseJson(req.body);
+            req.rawBody = text;
+            req.body = parseJson(text);
           } catch (parseError) {
             return next(unreadableBody(`malformed JSON (${(parseError as Error).message})`));
+          }
+          if (escapesLoneSurrogate(text, req.body)) {
+            return next(unreadableBody('a string holds a lone UTF-16 surrogate, which is no character'));
           }
         }
       }

@@ -126,6 +126,40 @@ describe('values that are easy to lose on the way to the database and back', () 
     expect(response.body).toMatchObject({ messageKey: 'core.validation.error', obj: [path], httpStatus: '400' });
   });
 
+  it.each([
+    [
+      'a high surrogate alone in sku',
+      (sku: string) => `[{"sku":"${sku}\\ud83d","baseUnit":{${PIECE_UNIT},"magnitude":1}}]`,
+    ],
+    [
+      'a low surrogate alone in details',
+      (sku: string) => `[{"sku":"${sku}","baseUnit":{${PIECE_UNIT},"magnitude":1},"details":{"k":"\\udc00"}}]`,
+    ],
+    [
+      'a pair in the wrong order in label',
+      (sku: string) => `[{"sku":"${sku}","label":"\\ude00\\ud83d","baseUnit":{${PIECE_UNIT},"magnitude":1}}]`,
+    ],
+  ])('answers %s, which is no character, with 400 and stores nothing', async (_case, body) => {
+    const before = await rowCounts(ctx.db.pool);
+    const response = await api.createRaw(body(uniqueSku('SURROGATE')));
+
+    expect(await rowCounts(ctx.db.pool)).toEqual(before);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      exception: 'HttpMessageNotReadableException',
+      message: 'Request body is not readable: a string holds a lone UTF-16 surrogate, which is no character',
+    });
+  });
+
+  it('stores an escaped surrogate pair as the one character it is', async () => {
+    const sku = `${uniqueSku('PAIR')}-\u{1F600}`;
+    const escaped = sku.replace('\u{1F600}', '\\ud83d\\ude00');
+    const response = await api.createRaw(`[{"sku":"${escaped}","baseUnit":{${PIECE_UNIT},"magnitude":1}}]`);
+
+    expect(response.status).toBe(201);
+    expect((await api.findBySku(sku)).body.sku).toBe(sku);
+  });
+
   it('stores a NUL character inside details and reads it back', async () => {
     const details = { 'key\u0000': 'value\u0000' };
     const pKey = await createProduct(api, aProduct({ details }));
