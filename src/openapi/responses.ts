@@ -1,0 +1,90 @@
+import type { ZodType } from 'zod';
+import { HAL_JSON, JSON_TYPE } from '../http/media-types.js';
+import { z } from './zod.js';
+
+/** Spec part 7, "API declined": business and validation failures (D6), always `application/hal+json`. */
+export const apiErrorSchema = z
+  .object({
+    message: z.string(),
+    messageKey: z.string().optional(),
+    obj: z.array(z.unknown()).optional(),
+    httpStatus: z.string(),
+    class: z.string().optional(),
+  })
+  .strict()
+  .openapi('ApiDeclinedError', { description: 'An error of the API logic (spec part 7, API declined errors)' });
+
+/** Spec part 7, "server declined": refused before the API logic (token, routing, negotiation, body), `application/json`. */
+export const serverErrorSchema = z
+  .object({
+    timestamp: z.number().int(),
+    status: z.number().int(),
+    error: z.string(),
+    exception: z.string(),
+    message: z.string(),
+    path: z.string(),
+  })
+  .strict()
+  .openapi('ServerDeclinedError', { description: 'Refused before the API logic (spec part 7, server declined)' });
+
+/** The 403 of a Product still in use: only `message` (spec part 7). */
+export const messageOnlyErrorSchema = z
+  .object({ message: z.string() })
+  .strict()
+  .openapi('MessageOnlyError', { description: 'A refusal that carries only its message' });
+
+export interface HeaderDoc {
+  readonly description: string;
+  readonly required?: boolean;
+  readonly schema?: { readonly type: 'string' | 'integer' };
+}
+
+/** One status an operation answers: its body per media type (none: no body) and its headers. */
+export interface ResponseDoc {
+  readonly description: string;
+  readonly content?: Readonly<Record<string, ZodType>>;
+  readonly headers?: Readonly<Record<string, HeaderDoc>>;
+  /** The status is sometimes answered without a body although it has one otherwise (e.g. D11's 404 of a UOM). */
+  readonly bodyOptional?: boolean;
+}
+
+/** A response whose body is `schema` in each of the media types. */
+export function body(
+  description: string,
+  schema: ZodType,
+  mediaTypes: readonly string[],
+  headers?: ResponseDoc['headers'],
+): ResponseDoc {
+  return { description, content: Object.fromEntries(mediaTypes.map((type) => [type, schema])), headers };
+}
+
+export function noBody(description: string, headers?: ResponseDoc['headers']): ResponseDoc {
+  return { description, headers };
+}
+
+/** An API-declined error; `keys` names the message keys a client can meet. */
+export function apiError(description: string, keys: readonly string[] = []): ResponseDoc {
+  const text = keys.length > 0 ? `${description}: ${keys.join(', ')}` : description;
+  return { description: text, content: { [HAL_JSON]: apiErrorSchema } };
+}
+
+export function serverError(description: string, headers?: ResponseDoc['headers']): ResponseDoc {
+  return { description, content: { [JSON_TYPE]: serverErrorSchema }, headers };
+}
+
+export function messageOnlyError(description: string): ResponseDoc {
+  return { description, content: { [HAL_JSON]: messageOnlyErrorSchema } };
+}
+
+/** Two declarations of one status as one: either body may come, with the headers of both. */
+export function mergeResponses(first: ResponseDoc, second: ResponseDoc): ResponseDoc {
+  const content = { ...second.content, ...first.content };
+  const headers = { ...second.headers, ...first.headers };
+  return {
+    description:
+      first.description === second.description ? first.description : `${first.description}; or ${second.description}`,
+    ...(Object.keys(content).length > 0 && { content }),
+    ...(Object.keys(headers).length > 0 && { headers }),
+    ...((first.bodyOptional || second.bodyOptional || !first.content !== !second.content) && { bodyOptional: true }),
+  };
+}
