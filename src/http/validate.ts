@@ -71,10 +71,20 @@ function structuralProblems(input: unknown): StructuralProblem[] {
 }
 
 /**
- * Parses request input with a zod schema; every problem becomes one entry of a 400 core.validation.error,
- * with `root` naming where a problem without a path lies (the body, a parameter).
+ * A query parameter sent empty is absent: `?sku=&uom=` is what an RFC 6570 template (`?sku={sku}&uom={uom}`)
+ * expanded without its optional variables gives, and HAL clients send it so (issue 13).
  */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root = 'body'): z.output<S> {
+function withoutEmptyParameters(query: unknown): unknown {
+  if (!isJsonObject(query)) return query;
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+}
+
+/**
+ * Parses request input with a zod schema; every problem becomes one entry of a 400 core.validation.error,
+ * with `root` naming where a problem without a path lies (the body, a parameter, the query).
+ */
+export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, root = 'body'): z.output<S> {
+  const input = root === 'query' ? withoutEmptyParameters(raw) : raw;
   const structural = structuralProblems(input);
   if (structural.some((problem) => problem.path.length >= MAX_NESTING)) {
     throw validationError(
