@@ -3,10 +3,13 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { PLAIN_LIST } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
+import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
+import { apiError, body, noBody } from '../openapi/responses.js';
+import { z } from '../openapi/zod.js';
 import { actorOf } from '../packaging-units/stock.js';
 import { allocationQuerySchema, allocationRequestSchema, reservationParamsSchema } from './schemas.js';
 import { allocate, releaseReservation } from './service.js';
-import { allocationView } from './view.js';
+import { allocationResultSchema, allocationView } from './view.js';
 
 const tags = ['Allocation'];
 
@@ -27,15 +30,18 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
       operationId: 'allocate',
       tags,
       summary: 'Reserve a quantity of a Product for picking, FEFO then FIFO',
-      request: {
-        query: allocationQuerySchema,
-        body: { content: { 'application/json': { schema: allocationRequestSchema } } },
-      },
+      description:
+        "A qty of another kind than the Product's baseUnit is a 400 core.validation.error. With allowPartial " +
+        '(the default) a shortfall allocates what there is, possibly nothing: an empty array.',
+      request: { query: allocationQuerySchema, body: allocationRequestSchema },
       responses: {
-        200: { description: 'Where the allocated quantity lies, one element per LoadUnit' },
-        400: { description: 'core.validation.error' },
-        404: { description: 'not.found: unknown SKU; owms.common.common.lg.notFoundByName' },
-        409: { description: 'owms.wms.inv.alloc.insufficient with allowPartial=false' },
+        200: body(
+          'Where the allocated quantity lies, one element per LoadUnit',
+          z.array(allocationResultSchema),
+          PLAIN_LIST,
+        ),
+        404: apiError('Unknown SKU or LocationGroup', ['not.found', MasterDataKeys.locationGroupNotFoundByName]),
+        409: apiError('Not enough stock and allowPartial=false', ['owms.wms.inv.alloc.insufficient']),
       },
     },
   });
@@ -53,7 +59,10 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
       tags,
       summary: 'Release a reservation (idempotent)',
       request: { params: reservationParamsSchema },
-      responses: { 204: { description: 'Released' }, 404: { description: 'owms.wms.inv.res.notFound' } },
+      responses: {
+        204: noBody('Released, or released already'),
+        404: apiError('No such reservation was ever issued', ['owms.wms.inv.res.notFound']),
+      },
     },
   });
 };

@@ -20,8 +20,13 @@ const groupNames = z.union([z.string(), z.array(z.string())]).transform((value) 
 
 /** `sourceLocationGroupNames` comma-separated or repeated; `allowPartial` defaults to true (D23). */
 export const allocationQuerySchema = z.object({
-  sourceLocationGroupNames: groupNames.optional(),
-  allowPartial: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+  sourceLocationGroupNames: groupNames.optional().openapi({
+    description: 'Take only from these LocationGroups and their children: comma-separated or repeated',
+  }),
+  allowPartial: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .optional()
+    .openapi({ description: 'false: 409 instead of allocating less than asked for; default true' }),
 });
 
 export const reservationParamsSchema = z.object({ reservationId: z.string() });

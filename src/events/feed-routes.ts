@@ -1,27 +1,30 @@
 import type { Request, Response } from 'express';
-import { ApiError, validationError } from '../http/api-error.js';
+import { ApiError, VALIDATION_ERROR, validationError } from '../http/api-error.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
+import { JSON_TYPE } from '../http/media-types.js';
 import { parseInput } from '../http/validate.js';
+import { apiError, body } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { selectFeedPage, type FeedPage, type StoredEvent } from './sql.js';
 
-// A HAL client that expands a template without its optional variables sends `?after=&limit=`: absent.
-const emptyIsAbsent = (value: unknown): unknown => (value === '' ? undefined : value);
-
 const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a cursor this feed answered' });
+
+const MAX_WAIT_SECONDS = 30;
 
 export const feedQuerySchema = z
   .object({
-    after: z.preprocess(emptyIsAbsent, cursorSchema.optional()).openapi({
+    after: cursorSchema.optional().openapi({
       description: 'The `next` of the previous answer; without it, the feed starts at the oldest event kept',
     }),
-    limit: z.preprocess(emptyIsAbsent, z.coerce.number().int().min(1).max(1000).default(100)),
-    wait: z.preprocess(
-      emptyIsAbsent,
-      z.coerce.number().int().min(0).max(30).default(0).openapi({
-        description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
-      }),
-    ),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    // Stated in full: zod-to-openapi reads a coercion that takes null (as 0) as nullable; a query has no null.
+    wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0).openapi({
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_WAIT_SECONDS,
+      default: 0,
+      description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
+    }),
   })
   .strict();
 
@@ -48,12 +51,33 @@ function pageJson(page: FeedPage, after: number): string {
   return `{"events":[${page.events.map(eventJson).join(',')}],"next":"${next}"}`;
 }
 
+const feedEventSchema = z
+  .object({
+    id: z.uuid(),
+    type: z.string().openapi({ description: 'A D27 event type, e.g. product.event.created' }),
+    occurredAt: z.iso.datetime(),
+    requestId: z.string().nullable().openapi({ description: 'The X-Request-Id of the request that caused it' }),
+    resource: z.record(z.string(), z.unknown()).openapi({ description: 'The resource as the event left it' }),
+    cursor: z.string().openapi({ description: 'Continues the feed right after this event' }),
+  })
+  .strict()
+  .openapi('FeedEvent');
+
+/** The body `pageJson` writes. */
+const feedPageSchema = z
+  .object({
+    events: z.array(feedEventSchema),
+    next: z.string().openapi({ description: 'The `after` of the next request' }),
+  })
+  .strict()
+  .openapi('FeedPage');
+
 /** D29: the change feed, in commit order, exactly once for a reader that follows `next`. */
 export const addFeedRoutes: AddFeatureRoutes = (routes, { pool, events }) => {
   routes.add({
     method: 'GET',
     path: '/v1/events',
-    produces: ['application/json'],
+    produces: [JSON_TYPE],
     handler: async (req: Request, res: Response) => {
       const query = parseInput(feedQuerySchema, req.query, 'query');
       const requested = query.after === undefined ? undefined : Number(query.after);
@@ -80,10 +104,11 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { pool, events }) => {
       summary: 'Stock events in commit order after a cursor; long-polls with wait',
       request: { query: feedQuerySchema },
       responses: {
-        200: { description: '{events: [{id, type, occurredAt, requestId, resource, cursor}], next}' },
-        400: { description: 'core.validation.error: malformed cursor, limit or wait' },
-        401: { description: 'Missing or invalid bearer token' },
-        410: { description: 'owms.wms.inv.events.cursorExpired: the cursor is older than the events kept' },
+        200: body('The events after `after`, oldest first, and the cursor to continue from', feedPageSchema, [
+          JSON_TYPE,
+        ]),
+        400: apiError('A cursor past the newest event', [VALIDATION_ERROR]),
+        410: apiError('The cursor is older than the events kept', ['owms.wms.inv.events.cursorExpired']),
       },
     },
   });

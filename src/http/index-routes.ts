@@ -1,7 +1,9 @@
 import type { Request, Response } from 'express';
 import { XMLBuilder } from 'fast-xml-parser';
-import { href, type Link } from './links.js';
-import { INDEX_RESOURCE, isXmlType } from './media-types.js';
+import type { ZodType } from 'zod';
+import { z } from '../openapi/zod.js';
+import { linksSchema, linkTo, type Link } from './links.js';
+import { INDEX_RESOURCE, isXmlType, XML_TYPES } from './media-types.js';
 import { sendJson } from './respond.js';
 import type { Routes } from './routing.js';
 
@@ -68,22 +70,28 @@ const xml = new XMLBuilder({
   attributeNamePrefix: '@',
   format: true,
   suppressEmptyNode: true,
+  // `templated="true"`: an attribute without a value is not well-formed XML.
+  suppressBooleanAttributes: false,
 });
 
 /** HAL+XML (draft-michaud-xml-hal): a `resource` element with one `link` element per relation. */
 function toXml(selfHref: string, links: Record<string, Link>): string {
   const linkElements = Object.entries(links)
     .filter(([rel]) => rel !== 'self')
-    .map(([rel, link]) => ({ '@rel': rel, '@href': link.href, ...(link.type ? { '@type': link.type } : {}) }));
+    .map(([rel, link]) => ({
+      '@rel': rel,
+      '@href': link.href,
+      ...(link.type ? { '@type': link.type } : {}),
+      ...(link.templated ? { '@templated': 'true' } : {}),
+    }));
   return `<?xml version="1.0" encoding="UTF-8"?>\n${xml.build({ resource: { '@href': selfHref, link: linkElements } })}`;
 }
 
 function indexHandler(selfPath: string, specs: readonly LinkSpec[]) {
   return (req: Request, res: Response): void => {
     const links: Record<string, Link> = {};
-    for (const [rel, path, method] of specs)
-      links[rel] = method ? { href: href(req, path), type: method } : { href: href(req, path) };
-    links.self = { href: href(req, selfPath) };
+    for (const [rel, path, method] of specs) links[rel] = linkTo(req, path, method);
+    links.self = linkTo(req, selfPath);
     if (isXmlType(req.mediaType)) {
       res
         .status(200)
@@ -95,26 +103,104 @@ function indexHandler(selfPath: string, specs: readonly LinkSpec[]) {
   };
 }
 
+/** The JSON forms (HAL and plain): `_links` with each relation of the index and `self`. */
+function indexSchema(name: string, specs: readonly LinkSpec[]): ZodType {
+  return z
+    .object({ _links: linksSchema([...specs.map(([rel]) => rel), 'self']) })
+    .strict()
+    .openapi(name);
+}
+
+const xmlAttribute = { xml: { attribute: true } };
+
+/** The XML form `toXml` writes: `<resource href><link rel href type? templated?/>…</resource>`. */
+const indexXmlSchema = z
+  .object({
+    href: z.string().openapi(xmlAttribute),
+    link: z.array(
+      z
+        .object({
+          rel: z.string().openapi(xmlAttribute),
+          href: z.string().openapi(xmlAttribute),
+          type: z.string().optional().openapi(xmlAttribute),
+          templated: z.boolean().optional().openapi(xmlAttribute),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi('IndexXml', { xml: { name: 'resource' }, description: 'An index as HAL+XML (draft-michaud-xml-hal)' });
+
+const JSON_FORMS = INDEX_RESOURCE.filter((type) => !isXmlType(type));
+
+interface IndexResource {
+  readonly path: string;
+  readonly links: readonly LinkSpec[];
+  /** The rel that leads to it from `/index`. */
+  readonly operationId: string;
+  readonly schemaName: string;
+  readonly summary: string;
+}
+
+const INDEXES: readonly IndexResource[] = [
+  {
+    path: '/index',
+    links: ROOT_LINKS,
+    operationId: 'index',
+    schemaName: 'Index',
+    summary: 'Entry point: links to the index of each resource family',
+  },
+  {
+    path: '/v1/products/index',
+    links: PRODUCT_LINKS,
+    operationId: 'product-index',
+    schemaName: 'ProductIndex',
+    summary: 'Links to every Product operation',
+  },
+  {
+    path: '/v1/load-units/index',
+    links: LOAD_UNIT_LINKS,
+    operationId: 'load-unit-index',
+    schemaName: 'LoadUnitIndex',
+    summary: 'Links to every LoadUnit operation',
+  },
+  {
+    path: '/v1/packaging-units/index',
+    links: PACKAGING_UNIT_LINKS,
+    operationId: 'packaging-unit-index',
+    schemaName: 'PackagingUnitIndex',
+    summary: 'Links to every PackagingUnit operation',
+  },
+  {
+    path: '/v1/events/index',
+    links: EVENT_LINKS,
+    operationId: 'events-index',
+    schemaName: 'EventsIndex',
+    summary: 'Links to the change feed of stock events',
+  },
+];
+
 export function addIndexRoutes(routes: Routes): void {
-  const indexes: [string, readonly LinkSpec[], string][] = [
-    ['/index', ROOT_LINKS, 'Entry point: links to the index of each resource family'],
-    ['/v1/products/index', PRODUCT_LINKS, 'Links to every Product operation'],
-    ['/v1/load-units/index', LOAD_UNIT_LINKS, 'Links to every LoadUnit operation'],
-    ['/v1/packaging-units/index', PACKAGING_UNIT_LINKS, 'Links to every PackagingUnit operation'],
-    ['/v1/events/index', EVENT_LINKS, 'Links to the change feed of stock events'],
-  ];
-  for (const [path, specs, summary] of indexes) {
+  for (const { path, links, operationId, schemaName, summary } of INDEXES) {
+    const schema = indexSchema(schemaName, links);
     routes.add({
       method: 'GET',
       path,
       produces: INDEX_RESOURCE,
-      handler: indexHandler(path, specs),
+      handler: indexHandler(path, links),
       doc: {
+        operationId,
         tags: ['Index'],
         summary,
-        ...(path === '/index' ? { security: [] } : {}),
+        public: path === '/index',
         responses: {
-          200: { description: 'HAL links; XML when application/xml, application/hal+xml or text/xml is asked for' },
+          200: {
+            description: 'The links; XML only when application/xml, application/hal+xml or text/xml is named (D7)',
+            content: {
+              ...Object.fromEntries(JSON_FORMS.map((type) => [type, schema])),
+              ...Object.fromEntries(XML_TYPES.map((type) => [type, indexXmlSchema])),
+            },
+          },
         },
       },
     });

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { z } from '../openapi/zod.js';
 
 /**
  * The absolute base of every href (D7): taken from the request, and from X-Forwarded-Proto/-Host/-Prefix only
@@ -19,12 +20,32 @@ export function href(req: Request, path: string): string {
   return `${baseUrl(req)}${path}`;
 }
 
-export interface Link {
-  href: string;
-  type?: string;
+/** A link (D7): `type` is the HTTP method where the spec shows one; `templated` marks an RFC 6570 href. */
+export const linkSchema = z
+  .object({ href: z.string(), type: z.string().optional(), templated: z.boolean().optional() })
+  .strict()
+  .openapi('Link', { description: 'A HAL link (D7); `templated` marks an RFC 6570 href' });
+
+export type Link = z.infer<typeof linkSchema>;
+
+/** `_links` with exactly the relations `names`, each one link. */
+export function linksSchema(names: readonly string[]) {
+  return z.object(Object.fromEntries(names.map((name) => [name, linkSchema]))).strict();
 }
 
 /** A function that turns a path into an absolute href for this request. */
 export function hrefOf(req: Request): (path: string) => string {
   return (path) => href(req, path);
+}
+
+/**
+ * The link to `path` for this request, with the HTTP method as `type` where the spec shows one (D7). An href with
+ * RFC 6570 variables (`{pKey}`) is marked `templated: true`, so HAL clients expand it instead of requesting it as is.
+ */
+export function linkTo(req: Request, path: string, method?: string): Link {
+  return {
+    href: href(req, path),
+    ...(method ? { type: method } : {}),
+    ...(path.includes('{') ? { templated: true } : {}),
+  };
 }

@@ -232,7 +232,14 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
           status,
           {
             description: full.description,
-            ...(full.headers && { headers: full.headers }),
+            ...(full.headers && {
+              headers: Object.fromEntries(
+                Object.entries(full.headers).map(([name, header]) => [
+                  name,
+                  { ...header, schema: header.schema ?? { type: 'string' } },
+                ]),
+              ),
+            }),
             ...(full.content && {
               content: Object.fromEntries(Object.entries(full.content).map(([type, schema]) => [type, { schema }])),
             }),

@@ -7,7 +7,8 @@ export interface Actor {
   readonly requestId: string;
 }
 
-export type MovementKind = 'CREATE' | 'MOVE' | 'SPLIT' | 'DELETE' | 'RESERVE' | 'RELEASE' | 'LOCK' | 'UNLOCK';
+export const MOVEMENT_KINDS = ['CREATE', 'MOVE', 'SPLIT', 'DELETE', 'RESERVE', 'RELEASE', 'LOCK', 'UNLOCK'] as const;
+export type MovementKind = (typeof MOVEMENT_KINDS)[number];
 
 /** Where stock was or went: a Location, or a LoadUnit by TransportUnit and position. */
 export type StockPlace = { locationId: string } | { transportUnitBK: string; loadUnitPosition: string };

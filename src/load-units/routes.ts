@@ -1,13 +1,14 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { hrefOf } from '../http/links.js';
-import { described } from '../openapi/described.js';
-import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
+import { href, hrefOf } from '../http/links.js';
+import { HAL_JSON, JSON_TYPE, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
-import type { z } from '../openapi/zod.js';
+import { apiError, body, noBody } from '../openapi/responses.js';
+import { z } from '../openapi/zod.js';
 import { LoadUnitMessageKeys } from './messages.js';
 import {
   divideFormSchema,
@@ -25,11 +26,18 @@ import {
   listLoadUnitsOfTransportUnit,
   putProductIntoLoadUnit,
 } from './service.js';
-import { loadUnitResource, loadUnitView } from './view.js';
+import {
+  loadUnitResource,
+  loadUnitResourceSchema,
+  loadUnitSchema,
+  loadUnitsOfTransportUnitPath,
+  loadUnitView,
+} from './view.js';
 
 const TAGS = ['LoadUnits'];
-const VALIDATION = 'core.validation.error';
-const jsonBody = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
+const LOAD_UNITS_REL = 'load-units';
+
+const notFound = apiError('Unknown LoadUnit', [LoadUnitMessageKeys.pKeyNotExists]);
 
 /** D16: form fields are text and parsed; a JSON body is typed strictly (D0). A missing body names every field. */
 function parseDivide(req: Request): DivideInput {
@@ -54,18 +62,11 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
       operationId: 'lu-divide',
       tags: TAGS,
       summary: 'Divide a TransportUnit into LoadUnits at positions "1" … "parts"',
-      request: {
-        body: {
-          content: {
-            'application/x-www-form-urlencoded': { schema: divideFormSchema },
-            'application/json': { schema: divideJsonSchema },
-          },
-        },
-      },
+      // OpenAPI reads a form field as the text of its schema's value, so one schema describes both bodies.
+      request: { body: divideJsonSchema },
       responses: {
-        201: described('Divided; no body'),
-        400: described('A field is missing or invalid', [VALIDATION]),
-        409: described('Already divided into several LoadUnits', [LoadUnitMessageKeys.alreadyDivided]),
+        201: noBody('Divided; no body'),
+        409: apiError('Already divided into several LoadUnits', [LoadUnitMessageKeys.alreadyDivided]),
       },
     },
   });
@@ -85,8 +86,8 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
       summary: 'One LoadUnit by its persistent key, with its Product',
       request: { params: loadUnitKeyParamsSchema },
       responses: {
-        200: described('The LoadUnit'),
-        404: described('Unknown', [LoadUnitMessageKeys.pKeyNotExists]),
+        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE),
+        404: notFound,
       },
     },
   });
@@ -105,14 +106,12 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
       operationId: 'lu-putproductinto',
       tags: TAGS,
       summary: 'Assign a Product to the LoadUnit',
-      request: { params: loadUnitKeyParamsSchema, body: jsonBody(putProductIntoSchema) },
+      description: "A baseUnit of another kind than the Product's is a 400 core.validation.error.",
+      request: { params: loadUnitKeyParamsSchema, body: putProductIntoSchema },
       responses: {
-        200: described('Assigned; no body'),
-        400: described('Invalid, baseUnit of another kind, or another Product there (D17)', [
-          VALIDATION,
-          LoadUnitMessageKeys.alreadyAssigned,
-        ]),
-        404: described('Unknown LoadUnit or SKU', [LoadUnitMessageKeys.pKeyNotExists, 'not.found']),
+        200: noBody('Assigned; no body'),
+        400: apiError('Another Product is assigned or carried (D17)', [LoadUnitMessageKeys.alreadyAssigned]),
+        404: apiError('Unknown LoadUnit or SKU', [LoadUnitMessageKeys.pKeyNotExists, 'not.found']),
       },
     },
   });
@@ -129,13 +128,13 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
       sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
+      operationId: 'lu-changelock',
       tags: TAGS,
       summary: 'Lock the LoadUnit for allocation, or release it',
-      request: { params: loadUnitKeyParamsSchema, body: jsonBody(lockChangeSchema) },
+      request: { params: loadUnitKeyParamsSchema, body: lockChangeSchema },
       responses: {
-        200: described('The LoadUnit'),
-        400: described('locked is missing or not a boolean', [VALIDATION]),
-        404: described('Unknown', [LoadUnitMessageKeys.pKeyNotExists]),
+        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE),
+        404: notFound,
       },
     },
   });
@@ -143,23 +142,35 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
   routes.add({
     method: 'GET',
     path: '/v1/transport-units/:transportUnitBK/load-units',
-    produces: PLAIN_LIST,
+    produces: LIST_WITH_HAL,
     handler: async (req: Request, res: Response) => {
       const { transportUnitBK } = parseInput(transportUnitParamsSchema, req.params, 'path');
       const loadUnits = await listLoadUnitsOfTransportUnit(pool, transportUnitBK);
-      sendJson(
-        res,
-        200,
-        loadUnits.map(({ loadUnit, product }) => loadUnitView(loadUnit, product)),
-      );
+      if (req.mediaType === HAL_JSON) {
+        const items = loadUnits.map(({ loadUnit, product }) => loadUnitResource(loadUnit, product, hrefOf(req)));
+        sendJson(res, 200, halList(href(req, loadUnitsOfTransportUnitPath(transportUnitBK)), LOAD_UNITS_REL, items));
+      } else {
+        sendJson(
+          res,
+          200,
+          loadUnits.map(({ loadUnit, product }) => loadUnitView(loadUnit, product)),
+        );
+      }
     },
     doc: {
+      operationId: 'lu-findontu',
       tags: TAGS,
       summary: "The TransportUnit's LoadUnits, by position",
       request: { params: transportUnitParamsSchema },
       responses: {
-        200: described('application/json array of LoadUnits'),
-        404: described('Unknown TransportUnit', [MasterDataKeys.transportUnitBkNotExists]),
+        200: {
+          description: 'The LoadUnits: a plain array, or HAL when application/hal+json is asked for',
+          content: {
+            [JSON_TYPE]: z.array(loadUnitSchema),
+            [HAL_JSON]: halListSchema(LOAD_UNITS_REL, loadUnitResourceSchema),
+          },
+        },
+        404: apiError('Unknown TransportUnit', [MasterDataKeys.transportUnitBkNotExists]),
       },
     },
   });

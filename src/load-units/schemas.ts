@@ -24,20 +24,15 @@ export const divideJsonSchema = z
   .openapi('LoadUnitDivide');
 
 /** Form values are text by nature (D0): `parts` is parsed, digits only, so `1.5`, `-1` and `abc` are refused. */
-export const divideFormSchema = z
-  .object({
-    ...divideFields,
-    parts: z
-      .string()
-      .transform((text, ctx) => {
-        const parts = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
-        if (parts >= 1 && parts <= MAX_PARTS) return parts;
-        ctx.addIssue({ code: 'custom', message: PARTS_PROBLEM, input: text });
-        return z.NEVER;
-      })
-      .openapi({ type: 'string', pattern: '^[0-9]+$', description: `Number of LoadUnits, 1 to ${MAX_PARTS}` }),
-  })
-  .openapi('LoadUnitDivideForm');
+export const divideFormSchema = z.object({
+  ...divideFields,
+  parts: z.string().transform((text, ctx) => {
+    const parts = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
+    if (parts >= 1 && parts <= MAX_PARTS) return parts;
+    ctx.addIssue({ code: 'custom', message: PARTS_PROBLEM, input: text });
+    return z.NEVER;
+  }),
+});
 
 export type DivideInput = z.output<typeof divideJsonSchema>;
 

@@ -1,7 +1,9 @@
-import type { Link } from '../http/links.js';
+import { linkSchema, type Link } from '../http/links.js';
 import { put, type Json } from '../http/view.js';
+import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import type { LoadUnitRow } from './sql.js';
+import { quantityResponseSchema } from '../units/quantity-schema.js';
 
 /** Turns a path into an absolute href (the routes pass `path => href(req, path)`). */
 export type HrefOf = (path: string) => string;
@@ -22,6 +24,55 @@ export interface LoadUnitProduct {
 
 export const loadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}`;
 export const packagingUnitsInLoadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}/packaging-units`;
+export const loadUnitsOfTransportUnitPath = (transportUnitBK: string): string =>
+  `/v1/transport-units/${encodeURIComponent(transportUnitBK)}/load-units`;
+
+/** The partial Product `embeddedProductView` writes. */
+export const loadUnitProductSchema = z
+  .object({
+    pKey: z.string(),
+    sku: z.string(),
+    label: z.string().optional(),
+    baseUnit: quantityResponseSchema,
+    description: z.string().optional(),
+    availabilityState: z.enum(['LOCKED', 'QC_LOCKED', 'AVAILABLE']).optional(),
+  })
+  .strict()
+  .openapi('LoadUnitProduct', { description: 'The Product a LoadUnit carries, in part (spec part 2)' });
+
+const dimensionValue = z.number().optional();
+
+/** A LoadUnit's fields as `loadUnitView` writes them, absent optional fields left out. */
+const loadUnitFields = {
+  pKey: z.string(),
+  transportUnitBK: z.string(),
+  physicalPosition: z.string(),
+  label: z.string().optional(),
+  type: z.string(),
+  locked: z.boolean().openapi({ description: 'true: locked for allocation' }),
+  product: loadUnitProductSchema.optional(),
+  dimension: z.object({ height: dimensionValue, width: dimensionValue, length: dimensionValue }).strict().optional(),
+  ol: z.number().int(),
+  createDt: z.iso.datetime(),
+};
+
+/** The plain JSON form of a LoadUnit, as in the list of a TransportUnit's LoadUnits (D7). */
+export const loadUnitSchema = z.object(loadUnitFields).strict().openapi('LoadUnit');
+
+/** The single LoadUnit resource (HAL), as `loadUnitResource` writes it. */
+export const loadUnitResourceSchema = z
+  .object({
+    ...loadUnitFields,
+    _links: z
+      .object({
+        self: linkSchema,
+        'packaging-units': linkSchema,
+        product: linkSchema.optional().openapi({ description: 'When a Product is assigned' }),
+      })
+      .strict(),
+  })
+  .strict()
+  .openapi('LoadUnitResource');
 
 /** The partial Product of spec part 2 ("Product (may be partial)"). */
 export function embeddedProductView(product: LoadUnitProduct): Json {

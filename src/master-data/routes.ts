@@ -2,11 +2,10 @@ import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
-import { described } from '../openapi/described.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import type { z } from '../openapi/zod.js';
+import { apiError, body, noBody } from '../openapi/responses.js';
 import { MessageKeys } from './messages.js';
 import {
   locationGroupQuerySchema,
@@ -26,10 +25,17 @@ import {
   upsertLocationGroups,
   upsertLocations,
 } from './service.js';
-import { locationGroupResource, locationResource, transportUnitPath, transportUnitResource } from './view.js';
+import {
+  locationGroupResource,
+  locationGroupResourceSchema,
+  locationResource,
+  locationResourceSchema,
+  transportUnitPath,
+  transportUnitResource,
+  transportUnitResourceSchema,
+} from './view.js';
 
 const TAGS = ['Master data'];
-const jsonBody = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
 
 /** D14, D15: replicas of location groups, locations and transport units. */
 export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
@@ -43,13 +49,14 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendNoContent(res);
     },
     doc: {
+      operationId: 'location-groups-upsert',
       tags: TAGS,
       summary: 'Create or update LocationGroups by name; parents by name, in any order',
-      request: { body: jsonBody(locationGroupsUpsertSchema) },
+      description: 'Duplicate names and cycles are refused as invalid (400 core.validation.error).',
+      request: { body: locationGroupsUpsertSchema },
       responses: {
-        204: described('Stored'),
-        400: described('Invalid, duplicate names, or a cycle', ['core.validation.error']),
-        404: described('Unknown parent', [MessageKeys.locationGroupNotFoundByName]),
+        204: noBody('Stored'),
+        404: apiError('Unknown parent', [MessageKeys.locationGroupNotFoundByName]),
       },
     },
   });
@@ -63,12 +70,13 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendJson(res, 200, locationGroupResource(await requireLocationGroup(pool, name), hrefOf(req)));
     },
     doc: {
+      operationId: 'location-groups-findbyname',
       tags: TAGS,
       summary: 'Find a LocationGroup by name',
       request: { query: locationGroupQuerySchema },
       responses: {
-        200: described('The LocationGroup'),
-        404: described('Unknown name', [MessageKeys.locationGroupNotFoundByName]),
+        200: body('The LocationGroup', locationGroupResourceSchema, SINGLE_RESOURCE),
+        404: apiError('Unknown name', [MessageKeys.locationGroupNotFoundByName]),
       },
     },
   });
@@ -83,14 +91,15 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendNoContent(res);
     },
     doc: {
+      operationId: 'locations-upsert',
       tags: TAGS,
       summary: 'Create or update Locations by locationId',
-      request: { body: jsonBody(locationsUpsertSchema) },
+      description: 'Duplicate locationIds are refused as invalid (400 core.validation.error).',
+      request: { body: locationsUpsertSchema },
       responses: {
-        204: described('Stored'),
-        400: described('Invalid or duplicate locationIds', ['core.validation.error']),
-        404: described('Unknown locationGroupName', [MessageKeys.locationGroupNotFoundByName]),
-        409: described('ERP code used by another Location', [MessageKeys.erpCodeAlreadyUsed]),
+        204: noBody('Stored'),
+        404: apiError('Unknown locationGroupName', [MessageKeys.locationGroupNotFoundByName]),
+        409: apiError('ERP code used by another Location', [MessageKeys.erpCodeAlreadyUsed]),
       },
     },
   });
@@ -104,13 +113,14 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendJson(res, 200, locationResource(await requireLocation(pool, reference), hrefOf(req)));
     },
     doc: {
+      operationId: 'locations-find',
       tags: TAGS,
       summary: 'Find a Location by locationId or by erpCode (exactly one of them)',
+      description: 'Neither or both parameters: 400 core.validation.error.',
       request: { query: locationQuerySchema },
       responses: {
-        200: described('The Location'),
-        400: described('Neither or both parameters', ['core.validation.error']),
-        404: described('Unknown', [MessageKeys.locationIdNotExists, MessageKeys.locationErpCodeNotExists]),
+        200: body('The Location', locationResourceSchema, SINGLE_RESOURCE),
+        404: apiError('Unknown', [MessageKeys.locationIdNotExists, MessageKeys.locationErpCodeNotExists]),
       },
     },
   });
@@ -126,19 +136,21 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendNoContent(res, 201);
     },
     doc: {
+      operationId: 'transport-units-create',
       tags: TAGS,
       summary: 'Create a TransportUnit on a Location, or complete one registered on the spot',
-      request: { body: jsonBody(transportUnitCreateSchema) },
+      request: { body: transportUnitCreateSchema },
       responses: {
-        201: described('Created; Location header'),
-        400: described('A part is missing', [
+        201: noBody('Created; no body', {
+          Location: { description: 'Absolute URL of the TransportUnit', required: true, schema: { type: 'string' } },
+        }),
+        400: apiError('A part is missing', [
           MessageKeys.transportUnitBkMissing,
           MessageKeys.transportUnitTypeMissing,
           MessageKeys.transportUnitLocationMissing,
-          'core.validation.error',
         ]),
-        404: described('Unknown Location', [MessageKeys.locationErpCodeNotExists, MessageKeys.locationIdNotExists]),
-        409: described('Exists already', [MessageKeys.transportUnitAlreadyExists]),
+        404: apiError('Unknown Location', [MessageKeys.locationErpCodeNotExists, MessageKeys.locationIdNotExists]),
+        409: apiError('Exists already', [MessageKeys.transportUnitAlreadyExists]),
       },
     },
   });
@@ -153,12 +165,13 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendJson(res, 200, transportUnitResource(transportUnit, location, hrefOf(req)));
     },
     doc: {
+      operationId: 'transport-units-findbybk',
       tags: TAGS,
       summary: 'Find a TransportUnit by business key',
       request: { query: transportUnitQuerySchema },
       responses: {
-        200: described('The TransportUnit with its Location'),
-        404: described('Unknown', [MessageKeys.transportUnitBkNotExists]),
+        200: body('The TransportUnit with its Location', transportUnitResourceSchema, SINGLE_RESOURCE),
+        404: apiError('Unknown', [MessageKeys.transportUnitBkNotExists]),
       },
     },
   });
@@ -172,12 +185,13 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
       sendNoContent(res);
     },
     doc: {
+      operationId: 'transport-units-move',
       tags: TAGS,
       summary: 'Move a TransportUnit to the Location with the ERP code newLocation',
       request: { query: transportUnitMoveQuerySchema },
       responses: {
-        204: described('Moved'),
-        404: described('Unknown', [MessageKeys.transportUnitBkNotExists, MessageKeys.locationErpCodeNotExists]),
+        204: noBody('Moved'),
+        404: apiError('Unknown', [MessageKeys.transportUnitBkNotExists, MessageKeys.locationErpCodeNotExists]),
       },
     },
   });

@@ -36,6 +36,7 @@ export const messageOnlyErrorSchema = z
 export interface HeaderDoc {
   readonly description: string;
   readonly required?: boolean;
+  /** A string unless said otherwise. */
   readonly schema?: { readonly type: 'string' | 'integer' };
 }
 
@@ -78,7 +79,11 @@ export function messageOnlyError(description: string): ResponseDoc {
 
 /** Two declarations of one status as one: either body may come, with the headers of both. */
 export function mergeResponses(first: ResponseDoc, second: ResponseDoc): ResponseDoc {
-  const content = { ...second.content, ...first.content };
+  const content: Record<string, ZodType> = { ...second.content, ...first.content };
+  for (const [type, schema] of Object.entries(second.content ?? {})) {
+    const other = first.content?.[type];
+    if (other && other !== schema) content[type] = z.union([other, schema]);
+  }
   const headers = { ...second.headers, ...first.headers };
   return {
     description:

@@ -3,6 +3,7 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
+import { apiError, body, noBody } from '../openapi/responses.js';
 import {
   moveBetweenLocationsSchema,
   moveFromLoadUnitSchema,
@@ -13,13 +14,12 @@ import { moveBetweenLocations, moveFromLoadUnit, moveLocationToLoadUnit, moveUni
 import { sendUnit } from './render.js';
 import { loadUnitAddressSchema, packagingUnitKeySchema } from './schemas.js';
 import { actorOf } from './stock.js';
+import { packagingUnitResourceSchema } from './view.js';
 
 const tags = ['PackagingUnits: moves'];
-const moveErrors = {
-  400: { description: 'core.validation.error; owms.wms.inv.lu.alreadyAssigned at the target' },
-  404: { description: 'owms.wms.inv.pu.noPUOnLocation, owms.wms.inv.lu.onTuNotExists, unknown Location or SKU' },
-  409: { description: 'owms.wms.inv.pu.reserved: everything there is reserved' },
-};
+const reserved = apiError('Everything there is reserved (D21)', ['owms.wms.inv.pu.reserved']);
+const intoLoadUnit = apiError('The target LoadUnit holds another Product (D17)', ['owms.wms.inv.lu.alreadyAssigned']);
+const notThere = 'owms.wms.inv.pu.noPUOnLocation';
 
 /** D21: every move is one transaction; the sum of a Product's quantities is the same before and after. */
 export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
@@ -37,8 +37,16 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
       operationId: 'packaging-units-movebetweenlocations',
       tags,
       summary: 'Move quantities of Products from one Location to another',
-      request: { body: { content: { 'application/json': { schema: moveBetweenLocationsSchema } } } },
-      responses: { 204: { description: 'Moved' }, ...moveErrors },
+      request: { body: moveBetweenLocationsSchema },
+      responses: {
+        204: noBody('Moved'),
+        404: apiError('An unknown SKU or Location, or none of the Product at the source', [
+          'not.found',
+          'owms.wms.inv.loc.idNotExists',
+          notThere,
+        ]),
+        409: reserved,
+      },
     },
   });
 
@@ -55,8 +63,18 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
       operationId: 'packaging-units-movefromlocationtoloadunit',
       tags,
       summary: 'Move a quantity of a Product from a Location (by ERP code) into a LoadUnit',
-      request: { body: { content: { 'application/json': { schema: moveToLoadUnitSchema } } } },
-      responses: { 204: { description: 'Moved' }, ...moveErrors },
+      request: { body: moveToLoadUnitSchema },
+      responses: {
+        204: noBody('Moved'),
+        400: intoLoadUnit,
+        404: apiError('An unknown SKU, Location or target LoadUnit, or none of the Product at the source', [
+          'not.found',
+          'owms.wms.inv.loc.erpCodeNotExists',
+          'owms.wms.inv.lu.onTuNotExists',
+          notThere,
+        ]),
+        409: reserved,
+      },
     },
   });
 
@@ -77,9 +95,23 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
       summary: 'Move a PackagingUnit (or part of it) to a Location or into another LoadUnit',
       request: {
         params: packagingUnitKeySchema,
-        body: { content: { 'application/json': { schema: moveUnitSchema } } },
+        body: moveUnitSchema,
       },
-      responses: { 200: { description: 'The unit at the target (a new unit when only part moved)' }, ...moveErrors },
+      responses: {
+        200: body(
+          'The unit at the target (a new unit when only part moved)',
+          packagingUnitResourceSchema,
+          SINGLE_RESOURCE,
+        ),
+        400: intoLoadUnit,
+        404: apiError('An unknown unit, target Location or target LoadUnit', [
+          'owms.wms.inv.pu.pKeyNotExists',
+          'owms.wms.inv.loc.idNotExists',
+          'owms.wms.inv.loc.erpCodeNotExists',
+          'owms.wms.inv.lu.onTuNotExists',
+        ]),
+        409: reserved,
+      },
     },
   });
 
@@ -99,9 +131,19 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
       summary: 'Move a quantity of a Product out of a LoadUnit into another LoadUnit or onto a Location',
       request: {
         params: loadUnitAddressSchema,
-        body: { content: { 'application/json': { schema: moveFromLoadUnitSchema } } },
+        body: moveFromLoadUnitSchema,
       },
-      responses: { 204: { description: 'Moved' }, ...moveErrors },
+      responses: {
+        204: noBody('Moved'),
+        400: intoLoadUnit,
+        404: apiError('An unknown SKU, LoadUnit or target Location, or none of the Product in the LoadUnit', [
+          'not.found',
+          'owms.wms.inv.lu.onTuNotExists',
+          'owms.wms.inv.loc.idNotExists',
+          notThere,
+        ]),
+        409: reserved,
+      },
     },
   });
 };

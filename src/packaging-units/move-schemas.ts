@@ -1,17 +1,17 @@
 import { keySchema } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
-import { locationReferenceSchema, productReferenceSchema } from './schemas.js';
+import { locationReferenceSchema, nullishOf, productReferenceSchema } from './schemas.js';
 
 const key = keySchema();
 const byLocationId = z.object({ locationId: key });
-const quantity = positiveQuantitySchema.nullish();
+const quantity = nullishOf(positiveQuantitySchema);
 
 /** Move one unit (PUT /v1/packaging-units/{pKey}): to a Location or into a LoadUnit. */
 export const moveUnitSchema = z
   .object({
     pKey: z.string().nullish(),
-    product: productReferenceSchema.nullish(),
+    product: nullishOf(productReferenceSchema),
     quantity,
     actualLocation: locationReferenceSchema.nullish(),
     loadUnit: z

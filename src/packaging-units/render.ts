@@ -1,11 +1,44 @@
 import type { Request, Response } from 'express';
+import type { ZodType } from 'zod';
 import type { Queryable } from '../db/tx.js';
-import { hrefOf } from '../http/links.js';
-import { isVendorType } from '../http/media-types.js';
+import { halList, LIST_WITH_HAL } from '../http/hal-list.js';
+import { href, hrefOf } from '../http/links.js';
+import { HAL_JSON, isVendorType, PACKAGING_UNIT_VENDOR_TYPES } from '../http/media-types.js';
 import { sendJson } from '../http/respond.js';
+import { z } from '../openapi/zod.js';
+import type { HeaderDoc, ResponseDoc } from '../openapi/responses.js';
 import { findLocationsByIds } from '../master-data/service.js';
 import type { PackagingUnitRow } from './sql.js';
-import { packagingUnitResource, packagingUnitView, type PackagingUnitViewContext } from './view.js';
+import {
+  PACKAGING_UNITS_REL,
+  packagingUnitHalListSchema,
+  packagingUnitResource,
+  packagingUnitSchema,
+  packagingUnitView,
+  packagingUnitWithLinksSchema,
+  type PackagingUnitViewContext,
+} from './view.js';
+
+/** A list reached by a HAL link also answers HAL when that is named (issue 13); the default stays plain JSON. */
+export const UNIT_LIST_WITH_HAL = [...LIST_WITH_HAL, ...PACKAGING_UNIT_VENDOR_TYPES] as const;
+
+function unitListBody(mediaType: string): ZodType {
+  if (mediaType === HAL_JSON) return packagingUnitHalListSchema;
+  return z.array(isVendorType(mediaType) ? packagingUnitWithLinksSchema : packagingUnitSchema);
+}
+
+/** The response of `sendUnitList` in each media type the route produces. */
+export function unitListResponse(
+  description: string,
+  produces: readonly string[],
+  headers?: Readonly<Record<string, HeaderDoc>>,
+): ResponseDoc {
+  return {
+    description,
+    content: Object.fromEntries(produces.map((type) => [type, unitListBody(type)])),
+    ...(headers && { headers }),
+  };
+}
 
 async function viewContext(
   db: Queryable,
@@ -20,7 +53,10 @@ async function viewContext(
   };
 }
 
-/** A PackagingUnit list: plain JSON, or the vendor type with `links` when that was asked for (D7). */
+/**
+ * A PackagingUnit list: plain JSON, the vendor type with `links` (D7), or HAL with each unit as a resource
+ * where the route offers it (issue 13).
+ */
 export async function sendUnitList(
   db: Queryable,
   req: Request,
@@ -29,6 +65,11 @@ export async function sendUnitList(
   units: readonly PackagingUnitRow[],
 ): Promise<void> {
   const context = await viewContext(db, req, units);
+  if (req.mediaType === HAL_JSON) {
+    const resources = units.map((unit) => packagingUnitResource(unit, context));
+    sendJson(res, status, halList(href(req, req.originalUrl), PACKAGING_UNITS_REL, resources));
+    return;
+  }
   sendJson(
     res,
     status,

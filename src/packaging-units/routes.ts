@@ -5,6 +5,7 @@ import { href } from '../http/links.js';
 import { PACKAGING_UNIT_LIST } from '../http/media-types.js';
 import { sendNoContent } from '../http/respond.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
+import { apiError, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { deleteOnLocation, reportProblem } from './change-service.js';
 import { createInLoadUnit, createOnLocations } from './create-service.js';
@@ -14,7 +15,7 @@ import {
   findUnitsOnTransportUnit,
   searchUnits,
 } from './find-service.js';
-import { sendUnitList } from './render.js';
+import { sendUnitList, UNIT_LIST_WITH_HAL, unitListResponse } from './render.js';
 import {
   createInLoadUnitBodySchema,
   createInLoadUnitQuerySchema,
@@ -32,6 +33,10 @@ import { actorOf } from './stock.js';
 const transportUnitParams = z.object({ transportUnitBK: z.string().min(1) });
 const onLocationList = z.array(newPackagingUnitOnLocationSchema).min(1).max(10_000);
 const tags = ['PackagingUnits'];
+/** D8, D18: the first created unit. */
+const createdHeaders = {
+  Location: { description: 'The first created PackagingUnit', required: true, schema: { type: 'string' } },
+} as const;
 
 export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
   const loadUnitPath = '/v1/transport-units/:transportUnitBK/load-units/:luPos/packaging-units';
@@ -70,14 +75,15 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       request: {
         params: loadUnitAddressSchema,
         query: createInLoadUnitQuerySchema,
-        body: { content: { 'application/json': { schema: createInLoadUnitBodySchema } } },
+        body: z.union([createInLoadUnitBodySchema, newPackagingUnitsSchema]),
       },
       responses: {
-        201: { description: 'The created units' },
-        400: {
-          description: 'core.validation.error, owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned',
-        },
-        404: { description: 'not.found: unknown SKU' },
+        201: unitListResponse('The created units', PACKAGING_UNIT_LIST, createdHeaders),
+        400: apiError('The LoadUnit must be created without a loadUnitType, or holds another Product (D17)', [
+          'owms.wms.inv.pu.loadUnitTypeMissing',
+          'owms.wms.inv.lu.alreadyAssigned',
+        ]),
+        404: apiError('An unknown SKU', ['not.found']),
       },
     },
   });
@@ -85,7 +91,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
   routes.add({
     method: 'GET',
     path: loadUnitPath,
-    produces: PACKAGING_UNIT_LIST,
+    produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
       await sendUnitList(
@@ -101,7 +107,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       tags,
       summary: 'PackagingUnits in one LoadUnit',
       request: { params: loadUnitAddressSchema },
-      responses: { 200: { description: 'List' } },
+      responses: { 200: unitListResponse('The units, empty when there is no such LoadUnit', UNIT_LIST_WITH_HAL) },
     },
   });
 
@@ -127,11 +133,15 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       summary: 'Lock a quantity of a Product in a LoadUnit with a problem message',
       request: {
         params: loadUnitAddressSchema,
-        body: { content: { 'application/json': { schema: reportProblemSchema } } },
+        body: reportProblemSchema,
       },
       responses: {
-        204: { description: 'Locked' },
-        404: { description: 'owms.wms.inv.lu.onTuNotExists, owms.wms.inv.pu.noPUOnLocation' },
+        204: noBody('Locked'),
+        404: apiError('No such LoadUnit, an unknown SKU, or no AVAILABLE unit of the Product in the LoadUnit', [
+          'owms.wms.inv.lu.onTuNotExists',
+          'not.found',
+          'owms.wms.inv.pu.noPUOnLocation',
+        ]),
       },
     },
   });
@@ -140,7 +150,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     routes.add({
       method: 'GET',
       path: `/${version}/transport-units/:transportUnitBK/load-units/packaging-units`,
-      produces: PACKAGING_UNIT_LIST,
+      produces: UNIT_LIST_WITH_HAL,
       handler: async (req, res) => {
         const { transportUnitBK } = parseInput(transportUnitParams, req.params, 'path');
         await sendUnitList(pool, req, res, 200, await findUnitsOnTransportUnit(pool, transportUnitBK));
@@ -150,7 +160,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
         tags,
         summary: 'All PackagingUnits on a TransportUnit',
         request: { params: transportUnitParams },
-        responses: { 200: { description: 'List' } },
+        responses: { 200: unitListResponse('The units, empty for an unknown TransportUnit', UNIT_LIST_WITH_HAL) },
       },
     });
   }
@@ -158,7 +168,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
   routes.add({
     method: 'GET',
     path: '/v1/load-units/:pKey/packaging-units',
-    produces: PACKAGING_UNIT_LIST,
+    produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
       await sendUnitList(pool, req, res, 200, await findUnitsInLoadUnit(pool, pKey));
@@ -168,7 +178,10 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       tags: ['LoadUnits'],
       summary: 'PackagingUnits in a LoadUnit',
       request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'List' }, 404: { description: 'owms.wms.inv.lu.pKeyNotExists' } },
+      responses: {
+        200: unitListResponse('The units in the LoadUnit', UNIT_LIST_WITH_HAL),
+        404: apiError('No such LoadUnit', ['owms.wms.inv.lu.pKeyNotExists']),
+      },
     },
   });
 
@@ -190,10 +203,14 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       operationId: 'packaging-units-createonlocation',
       tags,
       summary: 'Create PackagingUnits lying directly on Locations',
-      request: { body: { content: { 'application/json': { schema: onLocationList } } } },
+      request: { body: z.union([newPackagingUnitOnLocationSchema, onLocationList]) },
       responses: {
-        201: { description: 'The created units' },
-        404: { description: 'not.found, owms.wms.inv.loc.idNotExists' },
+        201: unitListResponse('The created units', PACKAGING_UNIT_LIST, createdHeaders),
+        404: apiError('An unknown SKU or Location', [
+          'not.found',
+          'owms.wms.inv.loc.idNotExists',
+          'owms.wms.inv.loc.erpCodeNotExists',
+        ]),
       },
     },
   });
@@ -201,7 +218,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
   routes.add({
     method: 'GET',
     path: '/v1/packaging-units',
-    produces: PACKAGING_UNIT_LIST,
+    produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const search = parseInput(packagingUnitSearchSchema, req.query, 'query');
       await sendUnitList(pool, req, res, 200, await searchUnits(pool, search));
@@ -212,8 +229,13 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       summary: 'Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location',
       request: { query: packagingUnitSearchSchema },
       responses: {
-        200: { description: 'List' },
-        404: { description: 'not.found, owms.common.common.lg.notFoundByName' },
+        200: unitListResponse('The units found', UNIT_LIST_WITH_HAL),
+        404: apiError('An unknown Product, LocationGroup or Location', [
+          'not.found',
+          'owms.wms.inv.product.notFoundByPKey',
+          'owms.common.common.lg.notFoundByName',
+          'owms.wms.inv.loc.idNotExists',
+        ]),
       },
     },
   });
@@ -232,8 +254,17 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       operationId: 'packaging-units-deleteonlocation',
       tags,
       summary: 'Remove a quantity (or all) of a Product from a Location',
-      request: { body: { content: { 'application/json': { schema: deleteOnLocationSchema } } } },
-      responses: { 204: { description: 'Removed' }, 409: { description: 'owms.wms.inv.pu.reserved' } },
+      request: { body: deleteOnLocationSchema },
+      responses: {
+        204: noBody('Removed'),
+        404: apiError('An unknown SKU or Location, or none of the Product on the Location', [
+          'not.found',
+          'owms.wms.inv.loc.idNotExists',
+          'owms.wms.inv.loc.erpCodeNotExists',
+          'owms.wms.inv.pu.noPUOnLocation',
+        ]),
+        409: apiError('More than the unreserved quantity would go (D22)', ['owms.wms.inv.pu.reserved']),
+      },
     },
   });
 };

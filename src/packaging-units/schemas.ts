@@ -6,6 +6,16 @@ import { positiveQuantitySchema, quantitySchema } from '../units/quantity-schema
 
 const key = keySchema;
 
+/**
+ * `schema`, or null, or absent. zod-to-openapi 9 writes `.nullish()` of a named schema as
+ * `allOf: [$ref, {type: [object, null]}]`, a type generated clients cannot fill (issue 13), and may even make the
+ * named component itself nullable. An unnamed copy (the same definition, so the same validation) is written
+ * inline as `object | null`.
+ */
+export function nullishOf<S extends z.ZodType>(schema: S) {
+  return schema.clone(schema.def).nullish();
+}
+
 export const productReferenceSchema = z.object({ sku: key('SKU of the Product') }).openapi('ProductReference');
 
 /** The spec names these fields twice (piecesPerLayer / piecesPerLoadUnitLayer); both are accepted. */
@@ -32,8 +42,8 @@ const optionalFields = {
   serialNumber: z.string().max(MAX_KEY_LENGTH).nullish(),
   expiresAt: timestampSchema.nullish(),
   labels: z.array(z.string().max(MAX_KEY_LENGTH)).max(100).nullish(),
-  dimension: dimensionSchema.nullish(),
-  weight: weightSchema.nullish(),
+  dimension: nullishOf(dimensionSchema),
+  weight: nullishOf(weightSchema),
   distribution: distributionSchema.nullish(),
   physicalPosition: z.string().max(MAX_KEY_LENGTH).nullish(),
   details: detailsSchema,
@@ -109,7 +119,7 @@ export type PackagingUnitSearch = z.output<typeof packagingUnitSearchSchema>;
 export const deleteOnLocationSchema = z.object({
   product: productReferenceSchema,
   actualLocation: locationReferenceSchema,
-  quantity: positiveQuantitySchema.nullish(),
+  quantity: nullishOf(positiveQuantitySchema),
 });
 
 export const reportProblemSchema = z.object({

@@ -3,14 +3,18 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { movementView } from '../ledger/view.js';
+import { movementSchema, movementView } from '../ledger/view.js';
+import { apiError, body, noBody } from '../openapi/responses.js';
+import { z } from '../openapi/zod.js';
 import { deleteUnitByPKey, releaseUnit } from './change-service.js';
 import { findMovements, findUnitByPKey } from './find-service.js';
 import { sendUnit } from './render.js';
 import { packagingUnitKeySchema } from './schemas.js';
 import { actorOf } from './stock.js';
+import { packagingUnitResourceSchema } from './view.js';
 
 const tags = ['PackagingUnits'];
+const unknownUnit = apiError('No such PackagingUnit', ['owms.wms.inv.pu.pKeyNotExists']);
 
 /** Operations on one PackagingUnit addressed by its pKey (D20, D22, D24). */
 export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) => {
@@ -27,7 +31,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
       tags,
       summary: 'One PackagingUnit',
       request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'HAL' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+      responses: { 200: body('The unit', packagingUnitResourceSchema, SINGLE_RESOURCE), 404: unknownUnit },
     },
   });
 
@@ -45,9 +49,9 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
       summary: 'Delete one PackagingUnit',
       request: { params: packagingUnitKeySchema },
       responses: {
-        204: { description: 'Deleted' },
-        404: { description: 'owms.wms.inv.pu.pKeyNotExists' },
-        409: { description: 'owms.wms.inv.pu.reserved' },
+        204: noBody('Deleted'),
+        404: unknownUnit,
+        409: apiError('The unit has reserved quantity (D22)', ['owms.wms.inv.pu.reserved']),
       },
     },
   });
@@ -66,7 +70,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
       tags,
       summary: 'Make a LOCKED unit AVAILABLE again',
       request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'The unit' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+      responses: { 200: body('The unit, AVAILABLE', packagingUnitResourceSchema, SINGLE_RESOURCE), 404: unknownUnit },
     },
   });
 
@@ -83,7 +87,10 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
       tags,
       summary: "A unit's stock movements, newest first",
       request: { params: packagingUnitKeySchema },
-      responses: { 200: { description: 'Ledger rows' }, 404: { description: 'owms.wms.inv.pu.pKeyNotExists' } },
+      responses: {
+        200: body('Ledger rows, newest first', z.array(movementSchema), PLAIN_LIST),
+        404: apiError('No unit with that key ever existed', ['owms.wms.inv.pu.pKeyNotExists']),
+      },
     },
   });
 };

@@ -1,9 +1,12 @@
-import type { Link } from '../http/links.js';
+import { halListSchema } from '../http/hal-list.js';
+import { linkSchema, type Link } from '../http/links.js';
 import { put, type Json } from '../http/view.js';
-import { locationView, type LocationView } from '../master-data/view.js';
+import { locationSchema, locationView, type LocationView } from '../master-data/view.js';
+import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import type { PackagingUnitRow } from './sql.js';
 import { availableOf, quantityOf } from './stock.js';
+import { quantityResponseSchema } from '../units/quantity-schema.js';
 
 export interface PackagingUnitViewContext {
   /** Embedded Locations by internal id (only units lying on a Location need one). */
@@ -13,8 +16,113 @@ export interface PackagingUnitViewContext {
   readonly withLinks: boolean;
 }
 
-function linksOf(unit: PackagingUnitRow, href: (path: string) => string): { rel: string; href: string }[] {
-  const links = [];
+/** The rel of the units in a PackagingUnit list as HAL: the rel of the links that lead to such lists. */
+export const PACKAGING_UNITS_REL = 'packaging-units';
+
+const VENDOR_RELS = ['loadUnit', 'transportUnit', 'product'] as const;
+
+/** The Product as a PackagingUnit embeds it (spec part 2: "may be partial"). */
+const unitProductSchema = z
+  .object({ pKey: z.string(), sku: z.string(), label: z.string().optional(), baseUnit: quantityResponseSchema })
+  .strict()
+  .openapi('PackagingUnitProduct', { description: 'The Product of a PackagingUnit, in part' });
+
+/** The LoadUnit as a PackagingUnit embeds it. */
+const unitLoadUnitSchema = z
+  .object({
+    pKey: z.string(),
+    transportUnitBK: z.string(),
+    physicalPosition: z.string(),
+    type: z.string(),
+    locked: z.boolean(),
+  })
+  .strict()
+  .openapi('PackagingUnitLoadUnit', { description: 'The LoadUnit holding a PackagingUnit, in part' });
+
+/** Stored as the create request gave them (D18), so nulls the client sent come back. */
+const dimensionValue = z.number().nullable().optional();
+
+/** A PackagingUnit's fields as `packagingUnitView` writes them, without any links. */
+const unitFields = {
+  pKey: z.string(),
+  product: unitProductSchema,
+  quantity: quantityResponseSchema,
+  qtyAvailable: quantityResponseSchema,
+  state: z.enum(['AVAILABLE', 'LOCKED', 'QC_LOCKED']),
+  message: z
+    .object({ messageNo: z.string().optional(), messageText: z.string().optional() })
+    .strict()
+    .optional()
+    .openapi({ description: 'The problem reported on a LOCKED unit (D20)' }),
+  loadUnit: unitLoadUnitSchema.optional().openapi({ description: 'Set when the unit is in a LoadUnit' }),
+  actualLocation: locationSchema.optional().openapi({ description: 'Set when the unit lies directly on a Location' }),
+  dimension: z
+    .object({
+      height: dimensionValue,
+      length: dimensionValue,
+      width: dimensionValue,
+      uom: z.string().nullable().optional(),
+    })
+    .strict()
+    .optional(),
+  weight: quantityResponseSchema.optional(),
+  distribution: z
+    .object({
+      piecesPerLayer: z.number().int().optional(),
+      numberOfLayers: z.number().int().optional(),
+      carrierType: z.string().optional(),
+    })
+    .strict()
+    .optional(),
+  physicalPosition: z.string().optional(),
+  serialNumber: z.string().optional(),
+  expiresAt: z.iso.datetime().optional(),
+  labels: z.array(z.string()).optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+  ol: z.number().int(),
+  createDt: z.iso.datetime(),
+};
+
+/** The plain JSON form of a PackagingUnit in lists (D7). */
+export const packagingUnitSchema = z.object(unitFields).strict().openapi('PackagingUnit');
+
+/** The vendor form (D1, spec part 1 rule 5): the plain form with a `links` array. */
+export const packagingUnitWithLinksSchema = z
+  .object({
+    ...unitFields,
+    links: z.array(z.object({ rel: z.enum(VENDOR_RELS), href: z.string() }).strict()),
+  })
+  .strict()
+  .openapi('PackagingUnitWithLinks', {
+    description: 'A PackagingUnit in the vendor type, with links to what it is in',
+  });
+
+/** The single PackagingUnit resource (HAL), as `packagingUnitResource` writes it. */
+export const packagingUnitResourceSchema = z
+  .object({
+    ...unitFields,
+    _links: z
+      .object({
+        self: linkSchema,
+        loadUnit: linkSchema.optional(),
+        transportUnit: linkSchema.optional(),
+        product: linkSchema,
+      })
+      .strict(),
+  })
+  .strict()
+  .openapi('PackagingUnitResource');
+
+/** A PackagingUnit list as HAL: the units as resources under `_embedded['packaging-units']`. */
+export const packagingUnitHalListSchema = halListSchema(PACKAGING_UNITS_REL, packagingUnitResourceSchema).openapi(
+  'PackagingUnitHalList',
+);
+
+function linksOf(
+  unit: PackagingUnitRow,
+  href: (path: string) => string,
+): { rel: (typeof VENDOR_RELS)[number]; href: string }[] {
+  const links: { rel: (typeof VENDOR_RELS)[number]; href: string }[] = [];
   if (unit.loadUnitPKey) links.push({ rel: 'loadUnit', href: href(`/v1/load-units/${unit.loadUnitPKey}`) });
   if (unit.transportUnitBK) {
     links.push({

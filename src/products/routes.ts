@@ -3,10 +3,11 @@ import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
-import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { HAL_JSON, JSON_TYPE, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { streamJsonArray } from '../http/stream.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
+import { apiError, body, messageOnlyError, noBody } from '../openapi/responses.js';
 import {
   productCreateSchema,
   productKeyParamsSchema,
@@ -23,7 +24,7 @@ import {
   updateProduct,
 } from './service.js';
 import { allProductsQuery } from './sql.js';
-import { productResource, productView } from './view.js';
+import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
 const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
 
@@ -35,10 +36,9 @@ function parseProducts(body: unknown): { products: ProductInput[]; pathPrefix: (
   return { products: parseInput(productListSchema, body), pathPrefix: (index) => `[${index}].` };
 }
 
-const errorResponses = {
-  400: { description: 'core.validation.error: the message lists every invalid field' },
-  401: { description: 'Missing or invalid bearer token' },
-};
+const TAGS = ['Products'];
+
+const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
 export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
   routes.add({
@@ -53,13 +53,17 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     },
     doc: {
       operationId: 'products-create',
-      tags: ['Products'],
+      tags: TAGS,
       summary: 'Create Products in bulk (all or nothing)',
-      request: { body: { content: { 'application/json': { schema: productListSchema } } } },
+      description:
+        'A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of ' +
+        "another kind than the baseUnit's is a 400 core.validation.error.",
+      request: { body: productListSchema },
       responses: {
-        201: { description: 'Created; Location header only when exactly one Product was sent' },
-        409: { description: 'owms.wms.inv.product.alreadyExists: the conflicting SKUs' },
-        ...errorResponses,
+        201: noBody('Created; no body', {
+          Location: { description: 'The new Product, only when exactly one was sent', schema: { type: 'string' } },
+        }),
+        409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
       },
     },
   });
@@ -82,13 +86,28 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     },
     doc: {
       operationId: 'products-findall',
-      tags: ['Products'],
+      tags: TAGS,
       summary: 'All Products (streamed), or one by SKU, or one by SKU and unit of measure',
-      request: { query: z.object({ sku: z.string().optional(), uom: z.string().optional() }) },
+      description:
+        'The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer ' +
+        'is always a plain application/json array of Products; with sku it is the Product resource in the ' +
+        'negotiated media type.',
+      request: { query: productQuerySchema },
       responses: {
-        200: { description: 'Without sku: application/json array; with sku: application/hal+json Product' },
-        404: { description: 'not.found for an unknown SKU; no body for a UOM the Product does not have' },
-        ...errorResponses,
+        200: {
+          description: 'All Products (without sku), or the Product with this SKU (and unit of measure)',
+          content: {
+            [HAL_JSON]: productResourceSchema,
+            [JSON_TYPE]: z.union([z.array(productSchema), productResourceSchema]),
+          },
+        },
+        404: {
+          ...apiError(
+            'No Product with this SKU (not.found); or, without a body, a uom that is not a unit of measure of the ' +
+              'Product (D11)',
+          ),
+          bodyOptional: true,
+        },
       },
     },
   });
@@ -103,10 +122,10 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     },
     doc: {
       operationId: 'products-findbyspkey',
-      tags: ['Products'],
+      tags: TAGS,
       summary: 'One Product by its persistent key',
       request: { params: productKeyParamsSchema },
-      responses: { 200: { description: 'The Product' }, 404: { description: 'owms.wms.inv.product.notFoundByPKey' } },
+      responses: { 200: body('The Product', productResourceSchema, SINGLE_RESOURCE), 404: notFoundByPKey },
     },
   });
 
@@ -122,14 +141,16 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     },
     doc: {
       operationId: 'products-update',
-      tags: ['Products'],
+      tags: TAGS,
       summary: 'Replace a Product (identified by pKey); optimistic locking with ol',
-      request: { body: { content: { 'application/json': { schema: productUpdateSchema } } } },
+      request: { body: productUpdateSchema },
       responses: {
-        200: { description: 'The updated Product' },
-        404: { description: 'owms.wms.inv.product.notFoundByPKey' },
-        409: { description: 'resource.changed.unexpectedly, or owms.wms.inv.product.alreadyExists' },
-        ...errorResponses,
+        200: body('The updated Product', productResourceSchema, SINGLE_RESOURCE),
+        404: notFoundByPKey,
+        409: apiError('Changed by someone else since read (ol), or the new SKU is taken', [
+          'resource.changed.unexpectedly',
+          'owms.wms.inv.product.alreadyExists',
+        ]),
       },
     },
   });
@@ -144,13 +165,13 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     },
     doc: {
       operationId: 'products-delete',
-      tags: ['Products'],
+      tags: TAGS,
       summary: 'Delete a Product that nothing uses any more',
       request: { params: productKeyParamsSchema },
       responses: {
-        204: { description: 'Deleted' },
-        403: { description: 'Still in use: body with only message' },
-        404: { description: 'owms.wms.inv.product.notFoundByPKey' },
+        204: noBody('Deleted'),
+        403: messageOnlyError('Still in use by PackagingUnits, LoadUnits, its units or stacking rules (D13)'),
+        404: notFoundByPKey,
       },
     },
   });

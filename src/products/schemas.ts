@@ -39,7 +39,7 @@ export const detailsSchema = z
     error: `must not be nested deeper than ${MAX_DETAILS_DEPTH} levels`,
   })
   .nullish()
-  .openapi({ type: 'object', additionalProperties: true });
+  .openapi({ type: ['object', 'null'], additionalProperties: true });
 
 export const productUnitSchema = z
   .object({
@@ -107,8 +107,11 @@ export type ProductUpdateInput = z.output<typeof productUpdateSchema>;
 
 export const productQuerySchema = z
   .object({
-    sku: z.string().optional(),
-    uom: z.string().optional(),
+    sku: z.string().optional().openapi({ description: 'The one Product with this SKU (products-findbysku)' }),
+    uom: z.string().optional().openapi({
+      description:
+        'With sku: the Product only if it has this unit of measure: a code (PC) or an amount and code (12 PC) (D11)',
+    }),
   })
   .refine((query) => query.uom === undefined || query.sku !== undefined, {
     error: 'uom needs sku',

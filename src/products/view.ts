@@ -1,7 +1,71 @@
-import type { Link } from '../http/links.js';
+import { linksSchema, type Link } from '../http/links.js';
 import { put, type Json } from '../http/view.js';
+import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import type { ProductRow, ProductUnitRow } from './sql.js';
+import { quantityResponseSchema } from '../units/quantity-schema.js';
+
+/** Stored as the request gave it (D9), so nulls the client sent come back. */
+const dimensionValue = z.number().nullable().optional();
+
+const dimensionSchema = z
+  .object({
+    height: dimensionValue,
+    length: dimensionValue,
+    width: dimensionValue,
+    uom: z.string().nullable().optional(),
+  })
+  .strict();
+
+const detailsValue = z.record(z.string(), z.unknown()).openapi({ description: 'Kept exactly as sent' });
+
+const productUnitSchema = z
+  .object({
+    pKey: z.string(),
+    label: z.string().optional(),
+    code: z.string().optional(),
+    description: z.string().optional(),
+    quantity: quantityResponseSchema,
+    dimension: dimensionSchema.optional(),
+    details: detailsValue.optional(),
+  })
+  .strict()
+  .openapi('ProductUnitResponse', { description: 'A unit of a Product as read' });
+
+/** A Product's fields as `productView` writes them, absent optional fields left out. */
+const productFields = {
+  pKey: z.string(),
+  sku: z.string(),
+  label: z.string().optional(),
+  accountId: z.string().optional(),
+  baseUnit: quantityResponseSchema,
+  description: z.string().optional(),
+  availabilityState: z.enum(['LOCKED', 'QC_LOCKED', 'AVAILABLE']),
+  classification: z.string().optional(),
+  group: z.string().optional(),
+  stockZone: z.enum(['A', 'B', 'C']).optional(),
+  overbookingAllowed: z.boolean(),
+  units: z.array(productUnitSchema),
+  dimension: dimensionSchema.optional(),
+  stackingRules: z.array(
+    z.object({ noProducts: z.number().int(), allowedProduct: z.object({ sku: z.string() }).strict() }).strict(),
+  ),
+  details: detailsValue.optional(),
+  ol: z.number().int(),
+  createDt: z.iso.datetime(),
+};
+
+/** The plain JSON form of a Product, as in the list of all Products (D7). */
+export const productSchema = z.object(productFields).strict().openapi('Product');
+
+/** The single Product resource (HAL), as `productResource` writes it. */
+export const productResourceSchema = z
+  .object({
+    ...productFields,
+    _links: linksSchema(['self', 'packaging-units']),
+  })
+  .strict()
+  .openapi('ProductResource');
 
 /** Leaves out what is absent, so a read gives back what was sent (D9). */
 function unitView(unit: ProductUnitRow): Json {

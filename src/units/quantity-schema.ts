@@ -133,3 +133,9 @@ export const positiveQuantitySchema = quantityInputSchema(true).openapi('Positiv
   description: `${description} The magnitude must be greater than 0.`,
   example,
 });
+
+/** A quantity as responses render it: always with `@class`, the magnitude as a JSON number (D2, D9). */
+export const quantityResponseSchema = z
+  .object({ '@class': z.string(), unitType: z.tuple([z.string(), z.string()]), magnitude: z.number() })
+  .strict()
+  .openapi('QuantityValue', { description: 'An amount in a unit of measure, as the service renders it', example });

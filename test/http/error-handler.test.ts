@@ -27,9 +27,12 @@ beforeAll(async () => {
   });
   const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
   const routes = new Routes('1kb');
+  // This table has no registry: a probe's doc is only what RouteDefinition requires.
+  const probe = (operationId: string) => ({ operationId, summary: 'A probe', tags: ['Probe'], responses: {} });
   routes.add({
     method: 'GET',
     path: '/probe/unexpected',
+    doc: probe('probe-unexpected'),
     produces: ['application/json'],
     handler: () => {
       throw new TypeError(SQL_IN_MESSAGE);
@@ -38,6 +41,7 @@ beforeAll(async () => {
   routes.add({
     method: 'GET',
     path: '/probe/database-down',
+    doc: probe('probe-database-down'),
     produces: ['application/json'],
     handler: async () => {
       await unreachable.query('SELECT 1');
@@ -46,6 +50,7 @@ beforeAll(async () => {
   routes.add({
     method: 'GET',
     path: '/probe/not-found/:key',
+    doc: probe('probe-not-found'),
     produces: ['application/hal+json'],
     handler: (req) => {
       throw notFound('owms.wms.inv.probe.notFound', `No probe ${String(req.params.key)}`, [req.params.key]);
@@ -54,6 +59,7 @@ beforeAll(async () => {
   routes.add({
     method: 'POST',
     path: '/probe/echo',
+    doc: probe('probe-echo'),
     consumes: ['json'],
     handler: (req, res) => {
       res.status(200).json({ received: req.body as unknown });

@@ -9,15 +9,23 @@ const ctx = useTestApp();
 const HOST = 'inventory.example:8080';
 const BASE = `http://${HOST}`;
 
-type Links = Record<string, { href: string; type?: string }>;
+type Links = Record<string, { href: string; type?: string; templated?: boolean }>;
+
+/** Issue 13: a link whose href has RFC 6570 variables carries `templated: true`, so HAL clients expand it. */
+const templated = (path: string): { templated?: boolean } => (path.includes('{') ? { templated: true } : {});
 
 function hrefs(paths: Record<string, string>, base = BASE): Links {
-  return Object.fromEntries(Object.entries(paths).map(([rel, path]) => [rel, { href: `${base}${path}` }]));
+  return Object.fromEntries(
+    Object.entries(paths).map(([rel, path]) => [rel, { href: `${base}${path}`, ...templated(path) }]),
+  );
 }
 
 function typed(paths: Record<string, [string, string]>, base = BASE): Links {
   return Object.fromEntries(
-    Object.entries(paths).map(([rel, [method, path]]) => [rel, { href: `${base}${path}`, type: method }]),
+    Object.entries(paths).map(([rel, [method, path]]) => [
+      rel,
+      { href: `${base}${path}`, type: method, ...templated(path) },
+    ]),
   );
 }
 
@@ -102,6 +110,7 @@ interface XmlLink {
   '@rel': string;
   '@href': string;
   '@type'?: string;
+  '@templated'?: string;
 }
 
 /** HAL+XML back into the JSON link map, so both representations are held to the same expectation. */
@@ -113,7 +122,11 @@ function linksOfXml(text: string): Links {
   }).parse(text) as { resource: { '@href': string; link?: XmlLink[] } };
   const links: Links = { self: { href: parsed.resource['@href'] } };
   for (const link of parsed.resource.link ?? []) {
-    links[link['@rel']] = link['@type'] ? { href: link['@href'], type: link['@type'] } : { href: link['@href'] };
+    links[link['@rel']] = {
+      href: link['@href'],
+      ...(link['@type'] ? { type: link['@type'] } : {}),
+      ...(link['@templated'] === 'true' ? { templated: true } : {}),
+    };
   }
   return links;
 }

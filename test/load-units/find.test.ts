@@ -222,6 +222,34 @@ describe('GET /v1/transport-units/{transportUnitBK}/load-units', () => {
     expect(body.every((loadUnit) => !('_links' in loadUnit))).toBe(true);
   });
 
+  it('answers HAL when application/hal+json is asked for: the LoadUnits embedded with their links, and self', async () => {
+    const bk = `${unique('TU')} /ä`;
+    await givenDivided(ctx.app, bk, 2, 'BOX');
+    const [first, second] = await loadUnitsOf(ctx.db.pool, bk);
+    const path = `/v1/transport-units/${encodeURIComponent(bk)}/load-units`;
+
+    const response = await get(ctx.app, path).set('Accept', 'application/hal+json');
+
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe(HAL_JSON_UTF8);
+    expect(response.body).toEqual({
+      _embedded: {
+        'load-units': [
+          expect.objectContaining({
+            pKey: first!.pKey,
+            physicalPosition: '1',
+            _links: {
+              self: { href: `${BASE}/v1/load-units/${first!.pKey}` },
+              'packaging-units': { href: `${BASE}/v1/load-units/${first!.pKey}/packaging-units` },
+            },
+          }),
+          expect.objectContaining({ pKey: second!.pKey, physicalPosition: '2' }),
+        ],
+      },
+      _links: { self: { href: `${BASE}${path}` } },
+    });
+  });
+
   it('answers an empty array for a TransportUnit without LoadUnits', async () => {
     const bk = unique('TU');
     await ctx.db.pool.query('INSERT INTO transport_unit (bk) VALUES ($1)', [bk]);
