@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Every response a test's app sends is checked against the OpenAPI document the app serves.
+    setupFiles: ['test/support/contract-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -1,9 +1,4 @@
-import pg from 'pg';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createApp } from '../../src/app.js';
-import { startEvents } from '../../src/events/runtime.js';
-import { testConfig } from '../support/app.js';
+import { servedApiDocument } from '../support/contract-document.js';
 
 /** The parts of the service's OpenAPI 3.1 document (GET /v3/api-docs) that the fuzzing reads. */
 export type Schema = Record<string, unknown>;
@@ -38,23 +33,9 @@ export interface Operation {
   readonly bodies: readonly { mediaType: string; schema: Schema }[];
 }
 
-/**
- * Reads the document from the service itself. Serving it needs no database, so the pool here never connects:
- * the tests must know the operations when vitest collects them, before any database exists.
- */
+/** The served document (GET /v3/api-docs), read as far as the fuzzing needs it. */
 export async function loadApiDocument(): Promise<ApiDocument> {
-  const pool = new pg.Pool({ connectionString: 'postgres://unused@127.0.0.1:9/unused' });
-  const logger = pino({ level: 'silent' });
-  const events = startEvents(pool, testConfig(), logger);
-  try {
-    const app = createApp({ config: testConfig(), pool, logger, events });
-    const response = await request(app).get('/v3/api-docs');
-    if (response.status !== 200) throw new Error(`GET /v3/api-docs answered ${response.status}`);
-    return response.body as ApiDocument;
-  } finally {
-    await events.stop();
-    await pool.end();
-  }
+  return (await servedApiDocument()) as ApiDocument;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];

@@ -1,0 +1,114 @@
+import express, { type Express } from 'express';
+import request from 'supertest';
+import { describe, expect, it, vi } from 'vitest';
+import type * as appModule from '../../src/app.js';
+import { createApp } from '../../src/app.js';
+import { checkResponses, takeMismatches } from '../support/contract.js';
+
+/** A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body. */
+const DOCUMENT = {
+  openapi: '3.1.0',
+  info: { title: 'things', version: '1' },
+  paths: {
+    '/things/{id}': {
+      get: {
+        operationId: 'thing-get',
+        responses: {
+          200: {
+            description: 'The thing',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+          },
+          404: { description: 'No such thing' },
+        },
+      },
+    },
+    '/things/index': {
+      get: { responses: { 200: { description: 'The index', content: { 'text/html': {} } } } },
+    },
+  },
+  components: {
+    schemas: {
+      Thing: {
+        type: 'object',
+        properties: { id: { type: 'string' }, count: { type: 'integer', format: 'int32' } },
+        required: ['id'],
+        additionalProperties: false,
+      },
+    },
+  },
+};
+
+/** Answers what the path names, documented or not. */
+function thingsApp(): Express {
+  const app = express();
+  app.get('/v3/api-docs', (_req, res) => void res.json(DOCUMENT));
+  app.get('/things/index', (_req, res) => void res.type('text/html').send('<p>things</p>'));
+  app.get('/things/:id', (req, res) => {
+    const answers: Record<string, () => void> = {
+      good: () => res.json({ id: 'good', count: 1 }),
+      extra: () => res.json({ id: 'extra', colour: 'red' }),
+      huge: () => res.json({ id: 'huge', count: 2 ** 40 }),
+      html: () => res.type('text/html').send('<p>thing</p>'),
+      hal: () => res.type('application/hal+json').send('{"id":"hal"}'),
+      missing: () => res.status(404).end(),
+      empty: () => res.status(200).end(),
+      teapot: () => res.status(418).json({ id: 'teapot' }),
+    };
+    answers[req.params.id]!();
+  });
+  return checkResponses(app);
+}
+
+async function mismatchesOf(path: string, method: 'get' | 'head' = 'get'): Promise<string[]> {
+  await request(thingsApp())[method](path);
+  return (await takeMismatches()).map((mismatch) => mismatch.text);
+}
+
+describe('the response contract check (test/support/contract.ts)', () => {
+  it('passes answers the document declares, with or without a body', async () => {
+    expect(await mismatchesOf('/things/good')).toEqual([]);
+    expect(await mismatchesOf('/things/good/?verbose=1')).toEqual([]);
+    expect(await mismatchesOf('/things/missing')).toEqual([]);
+    expect(await mismatchesOf('/things/index')).toEqual([]);
+  });
+
+  it('reports a body that does not match the schema, with the request, the errors and the body', async () => {
+    const [mismatch, ...more] = await mismatchesOf('/things/extra');
+
+    expect(more).toEqual([]);
+    expect(mismatch).toContain('GET /things/extra → 200 application/json; charset=utf-8');
+    expect(mismatch).toContain('the body does not match the schema of 200 application/json');
+    expect(mismatch).toContain('must NOT have additional properties ("colour")');
+    expect(mismatch).toContain('body: {"id":"extra","colour":"red"}');
+    expect(await mismatchesOf('/things/huge')).toEqual([expect.stringContaining('/count must match format "int32"')]);
+  });
+
+  it('reports a status or a Content-Type the operation does not declare, and a body missing', async () => {
+    expect(await mismatchesOf('/things/teapot')).toEqual([
+      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404)'),
+    ]);
+    expect(await mismatchesOf('/things/html')).toEqual([
+      expect.stringContaining('Content-Type text/html is not declared for 200: application/json'),
+    ]);
+    expect(await mismatchesOf('/things/hal')).toEqual([
+      expect.stringContaining('Content-Type application/hal+json is not declared for 200: application/json'),
+    ]);
+    expect(await mismatchesOf('/things/empty')).toEqual([
+      expect.stringContaining('no body, but GET /things/{id} (thing-get) declares 200 with a body in application/json'),
+    ]);
+  });
+
+  it('holds HEAD to the statuses only, and leaves paths and methods without an operation alone', async () => {
+    expect(await mismatchesOf('/things/html', 'head')).toEqual([]);
+    expect(await mismatchesOf('/things/teapot', 'head')).toEqual([expect.stringContaining('declares no 418')]);
+    expect(await mismatchesOf('/elsewhere')).toEqual([]);
+    await request(thingsApp()).post('/things/good');
+    expect(await takeMismatches()).toEqual([]);
+  });
+
+  it('is installed on every app createApp builds (test/support/contract-setup.ts)', async () => {
+    const original = await vi.importActual<typeof appModule>('../../src/app.js');
+
+    expect(createApp).not.toBe(original.createApp);
+  });
+});
