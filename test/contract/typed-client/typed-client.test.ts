@@ -37,7 +37,9 @@ async function generateTypes(): Promise<string> {
 }
 
 beforeAll(async () => {
-  server = http.createServer(ctx.app);
+  // The scenario runs after the compile step, seconds later: the connection kept from fetching the document must
+  // still be open then (Node closes idle ones after 5 s, and fetch would reuse it as it closes: ECONNRESET).
+  server = http.createServer({ keepAliveTimeout: 120_000 }, ctx.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   committedTypes = existsSync(API_TYPES) ? readFileSync(API_TYPES, 'utf8') : '';
