@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { transactionParticipants, withTransaction } from '../db/tx.js';
@@ -8,6 +9,8 @@ import { selectSequencerProbe, sequenceCommittedEvents } from './sql.js';
 const EVENTS_PER_RUN = 5000;
 // Catches events committed by an instance that died before numbering them, and learns other instances' head.
 const POLL_MS = 1000;
+// A run starts this long after its kick, so the commits of that moment are numbered by one run, not one each.
+const GATHER_MS = 5;
 
 /**
  * Numbers committed events in commit order (see sequenceCommittedEvents for why that is gapless). Runs right
@@ -41,7 +44,7 @@ export class Sequencer {
     // A kick comes from a request's commit: the run must not join that request's transaction participants
     // (its idempotency claim), so it starts outside the request's context.
     this.running = transactionParticipants
-      .exit(() => this.run())
+      .exit(() => delay(GATHER_MS).then(() => this.run()))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
