@@ -2,8 +2,8 @@ import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
 import { appendEvents } from '../events/outbox.js';
 import { registerTransportUnit, requireTransportUnit } from '../master-data/service.js';
-import { selectUnitIdsInLoadUnit } from '../packaging-units/sql.js';
-import { StockChanges } from '../packaging-units/stock-changes.js';
+import { renderedUnitEvents } from '../packaging-units/events.js';
+import { selectUnitsInLoadUnit } from '../packaging-units/sql.js';
 import { findProductBySku, requireProductKind } from '../products/service.js';
 import { loadUnitEvents } from './events.js';
 import { loadUnitErrors } from './messages.js';
@@ -208,9 +208,16 @@ export async function changeLoadUnitLock(
   const loadUnit = await lockLoadUnitByPKey(tx, pKey);
   const changed = await sql.updateLoadUnitLocked(tx, loadUnit.id, locked);
   if (changed) {
-    const changes = new StockChanges().loadUnit('lu.event.changed', loadUnit.id);
-    for (const id of await selectUnitIdsInLoadUnit(tx, loadUnit.id)) changes.unit('pu.event.changed', id);
-    await appendEvents(tx, await changes.events(tx), requestId);
+    // Read once after the change: the units render the LoadUnit's new `locked`.
+    const units = await selectUnitsInLoadUnit(tx, loadUnit.id);
+    const events = [
+      ...(await loadUnitEvents(tx, [{ type: 'lu.event.changed', id: loadUnit.id }])),
+      ...(await renderedUnitEvents(
+        tx,
+        units.map((unit) => ({ type: 'pu.event.changed' as const, unit })),
+      )),
+    ];
+    await appendEvents(tx, events, requestId);
   }
   const [result] = await withProducts(tx, [changed ? { ...loadUnit, locked, ol: loadUnit.ol + 1 } : loadUnit]);
   if (!result) throw loadUnitErrors.notFoundByPKey(pKey);

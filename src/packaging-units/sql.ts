@@ -90,14 +90,6 @@ export async function selectUnitsByIds(db: Queryable, ids: readonly number[]): P
   return result.rows;
 }
 
-/** The ids of the units in a LoadUnit, whose rendering embeds the LoadUnit's `locked`. */
-export async function selectUnitIdsInLoadUnit(db: Queryable, loadUnitId: number): Promise<number[]> {
-  const result = await db.query<{ id: number }>('SELECT id FROM packaging_unit WHERE load_unit_id = $1 ORDER BY id', [
-    loadUnitId,
-  ]);
-  return result.rows.map((row) => row.id);
-}
-
 export async function selectUnitsInLoadUnit(db: Queryable, loadUnitId: number): Promise<PackagingUnitRow[]> {
   const result = await db.query<PackagingUnitRow>(`${SELECT_UNITS} WHERE pu.load_unit_id = $1 ORDER BY pu.id`, [
     loadUnitId,
