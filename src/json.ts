@@ -62,3 +62,57 @@ function holdsLoneSurrogate(value: unknown): boolean {
 export function escapesLoneSurrogate(text: string, parsed: unknown): boolean {
   return SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(parsed);
 }
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+
+/** The index of the quote that closes the string opening at `start`; strings are skipped by the native indexOf. */
+function closingQuote(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
+/**
+ * The first key that an object of this (already parsed, so valid) JSON text names twice, or undefined. JSON.parse
+ * keeps the last of them silently, so `"magnitude":1,"magnitude":100000` would act on a value the client may not
+ * have meant (issue 15). One pass: strings are skipped whole, and each character outside them is looked at once.
+ */
+export function firstRepeatedKey(text: string): string | undefined {
+  // One entry per open container: the keys seen so far for an object, null for an array.
+  const open: (Set<string> | null)[] = [];
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) {
+      const end = closingQuote(text, index);
+      const keys = open[open.length - 1];
+      if (keys) {
+        let next = end + 1;
+        while (next < text.length && text.charCodeAt(next) <= 0x20) next++;
+        if (text.charCodeAt(next) === COLON) {
+          const raw = text.slice(index, end + 1);
+          const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+          if (keys.has(key)) return key;
+          keys.add(key);
+        }
+      }
+      index = end;
+    } else if (code === OPEN_OBJECT) {
+      open.push(new Set());
+    } else if (code === OPEN_ARRAY) {
+      open.push(null);
+    } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      open.pop();
+    }
+  }
+  return undefined;
+}

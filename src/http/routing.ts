@@ -3,7 +3,7 @@ import type { ZodObject, ZodType } from 'zod';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
 import type { Idempotency } from '../idempotency/middleware.js';
-import { escapesLoneSurrogate, parseJson } from '../json.js';
+import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
@@ -121,6 +121,10 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: string): Req
           }
           if (escapesLoneSurrogate(text, req.body)) {
             return next(unreadableBody('a string holds a lone UTF-16 surrogate, which is no character'));
+          }
+          const repeatedKey = firstRepeatedKey(text);
+          if (repeatedKey !== undefined) {
+            return next(unreadableBody(`an object names the key ${JSON.stringify(repeatedKey)} more than once`));
           }
         }
       }
