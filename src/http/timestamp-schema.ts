@@ -4,11 +4,28 @@ import { z } from '../openapi/zod.js';
 const ISO_WITH_OFFSET =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-](\d{2})(?::?(\d{2}))?)$/;
 
-function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+/**
+ * Milliseconds since the epoch for a UTC date and time. Date.UTC reads years 0–99 as 1900–1999, so the year is
+ * set on its own (issue 15: `0099-06-15` was stored as 1999).
+ */
+function utcMillis(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, millis = 0): number {
+  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second, millis));
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getTime();
 }
 
-/** The instant as UTC ISO text with milliseconds, or undefined when the text is not such a datetime. */
+function daysIn(year: number, month: number): number {
+  return new Date(utcMillis(year, month + 1, 0)).getUTCDate();
+}
+
+// What PostgreSQL and ISO text without an expanded year hold: 0001-01-01 to 9999-12-31, as a UTC instant.
+const EARLIEST = utcMillis(1, 1, 1);
+const LATEST = utcMillis(10_000, 1, 1) - 1;
+
+/**
+ * The instant as UTC ISO text with milliseconds, or undefined when the text is not such a datetime or the instant
+ * falls outside the years 0001–9999.
+ */
 export function parseTimestamp(text: string): string | undefined {
   const match = ISO_WITH_OFFSET.exec(text);
   if (!match) return undefined;
@@ -20,7 +37,8 @@ export function parseTimestamp(text: string): string | undefined {
   const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
   const sign = zone?.startsWith('-') ? -1 : 1;
   const offset = zone === 'Z' ? 0 : sign * (Number(offsetHours) * 60 + Number(offsetMinutes));
-  const instant = Date.UTC(year!, month! - 1, day!, hour!, minute!, second!, millis) - offset * 60_000;
+  const instant = utcMillis(year!, month!, day!, hour!, minute!, second!, millis) - offset * 60_000;
+  if (instant < EARLIEST || instant > LATEST) return undefined;
   return new Date(instant).toISOString();
 }
 
