@@ -11,22 +11,20 @@ const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a
 
 const MAX_WAIT_SECONDS = 30;
 
-export const feedQuerySchema = z
-  .object({
-    after: cursorSchema.optional().openapi({
-      description: 'The `next` of the previous answer; without it, the feed starts at the oldest event kept',
-    }),
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
-    // Stated in full: zod-to-openapi reads a coercion that takes null (as 0) as nullable; a query has no null.
-    wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0).openapi({
-      type: 'integer',
-      minimum: 0,
-      maximum: MAX_WAIT_SECONDS,
-      default: 0,
-      description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
-    }),
-  })
-  .strict();
+export const feedQuerySchema = z.object({
+  after: cursorSchema.optional().openapi({
+    description: 'The `next` of the previous answer; without it, the feed starts at the oldest event kept',
+  }),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  // Stated in full: zod-to-openapi reads a coercion that takes null (as 0) as nullable; a query has no null.
+  wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0).openapi({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_WAIT_SECONDS,
+    default: 0,
+    description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
+  }),
+});
 
 function cursorExpired(cursor: number, prunedThrough: number): ApiError {
   return new ApiError(

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { ZodObject, type z } from 'zod';
 import { validationError } from './api-error.js';
 
 /** `[3].baseUnit.magnitude`, `units[0].quantity`: the field paths D6 asks for. */
@@ -80,12 +80,25 @@ function withoutEmptyParameters(query: unknown): unknown {
 }
 
 /**
+ * Query parameters the operation does not know, each naming the ones it does: a misspelt filter (`?SKU=A1`,
+ * `?sku[]=A1`) would otherwise be ignored and the finder would answer everything (issue 15).
+ */
+function unknownParameters(schema: z.ZodType, query: unknown): StructuralProblem[] {
+  if (!(schema instanceof ZodObject) || !isJsonObject(query)) return [];
+  const known = Object.keys(schema.shape as object);
+  const message = `is not a parameter of this operation, which takes ${known.join(', ')}`;
+  return Object.keys(query)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({ path: [name], message }));
+}
+
+/**
  * Parses request input with a zod schema; every problem becomes one entry of a 400 core.validation.error,
  * with `root` naming where a problem without a path lies (the body, a parameter, the query).
  */
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, root = 'body'): z.output<S> {
   const input = root === 'query' ? withoutEmptyParameters(raw) : raw;
-  const structural = structuralProblems(input);
+  const structural = [...(root === 'query' ? unknownParameters(schema, input) : []), ...structuralProblems(input)];
   if (structural.some((problem) => problem.path.length >= MAX_NESTING)) {
     throw validationError(
       structural.map((problem) => ({ path: formatIssuePath(problem.path) || root, message: problem.message })),

@@ -78,7 +78,9 @@ export const loadUnitAddressSchema = z.object({
   luPos: key('Position of the LoadUnit on the TransportUnit'),
 });
 
-export const createInLoadUnitQuerySchema = z.object({ loadUnitType: z.string().optional() });
+export const createInLoadUnitQuerySchema = z.object({
+  loadUnitType: z.string().max(MAX_KEY_LENGTH).optional().openapi({ description: 'Type of a LoadUnit created here' }),
+});
 
 export const packagingUnitKeySchema = z.object({ pKey: z.string() });
 

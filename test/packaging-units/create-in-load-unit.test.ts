@@ -124,6 +124,17 @@ describe('POST /v1/transport-units/{bk}/load-units/{luPos}/packaging-units (pack
     expect(await storedUnitsOf(ctx.db.pool, product.sku)).toEqual([]);
   });
 
+  it('answers 400 naming loadUnitType when it is longer than 255 characters, and creates nothing', async () => {
+    const product = await givenProduct(ctx);
+    const bk = uniqueKey('TU');
+
+    const response = await api.post(createPath(bk, '3', 'T'.repeat(256)), [aUnit(product.sku, 1)]);
+
+    expectValidationError(response, [['loadUnitType', 'Too big: expected string to have <=255 characters']]);
+    expect(await rowCount('transport_unit', 'bk = $1', [bk])).toBe(0);
+    expect(await storedUnitsOf(ctx.db.pool, product.sku)).toEqual([]);
+  });
+
   it('answers 404 not.found for an unknown SKU and writes nothing', async () => {
     const product = await givenProduct(ctx);
     const bk = uniqueKey('TU');
