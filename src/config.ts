@@ -49,6 +49,12 @@ const environmentSchema = z
     AUTH_JWT_PUBLIC_KEY: z.string().min(1).optional(),
     AUTH_JWT_ISSUER: z.string().min(1).optional(),
     AUTH_JWT_AUDIENCE: z.string().min(1).optional(),
+    AUTH_MAX_TOKEN_LIFETIME_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(366 * 86_400)
+      .optional(),
     AUTH_REQUIRED_SCOPES_READ: scopeList,
     AUTH_REQUIRED_SCOPES_WRITE: scopeList,
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
@@ -105,6 +111,8 @@ export interface AuthConfig {
   readonly publicKey?: string;
   readonly issuer?: string;
   readonly audience?: string;
+  /** Tokens whose `exp` lies further than this after their `iat` (or now, without one) are refused. */
+  readonly maxLifetimeSeconds?: number;
   readonly requiredScopes?: { readonly read: readonly string[]; readonly write: readonly string[] };
 }
 
@@ -186,6 +194,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       publicKey: env.AUTH_JWT_PUBLIC_KEY ? unescapePem(env.AUTH_JWT_PUBLIC_KEY) : undefined,
       issuer: env.AUTH_JWT_ISSUER,
       audience: env.AUTH_JWT_AUDIENCE,
+      maxLifetimeSeconds: env.AUTH_MAX_TOKEN_LIFETIME_SECONDS,
       requiredScopes: Object.freeze({ read: env.AUTH_REQUIRED_SCOPES_READ, write: env.AUTH_REQUIRED_SCOPES_WRITE }),
     }),
     logLevel: env.LOG_LEVEL,

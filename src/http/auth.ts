@@ -92,10 +92,24 @@ export function createTokenVerifier(auth: AuthConfig): TokenVerifier {
       }
       if (typeof payload === 'string') throw unauthorized('The bearer token is malformed', true);
       if (typeof payload.exp !== 'number') throw unauthorized('The bearer token has no expiry (exp)', true);
-      const principal = {
-        subject: typeof payload.sub === 'string' && payload.sub ? payload.sub : 'anonymous',
-        scopes: scopesOf(payload),
-      };
+      // The subject is the actor of every change and scopes Idempotency-Keys: tokens without one would share both.
+      if (typeof payload.sub !== 'string' || payload.sub.trim() === '') {
+        throw unauthorized('The bearer token names no subject (sub)', true);
+      }
+      const nowSeconds = Date.now() / 1000;
+      if (payload.iat !== undefined) {
+        if (typeof payload.iat !== 'number') throw unauthorized('The bearer token is malformed', true);
+        if (payload.iat > nowSeconds + CLOCK_TOLERANCE_SECONDS) {
+          throw unauthorized('The bearer token was issued in the future (iat)', true);
+        }
+      }
+      if (auth.maxLifetimeSeconds !== undefined) {
+        const lifetime = payload.exp - (payload.iat ?? nowSeconds);
+        if (lifetime > auth.maxLifetimeSeconds + CLOCK_TOLERANCE_SECONDS) {
+          throw unauthorized(`The bearer token lives longer than the ${auth.maxLifetimeSeconds} s allowed`, true);
+        }
+      }
+      const principal = { subject: payload.sub, scopes: scopesOf(payload) };
       verified.add(token, principal, (payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000);
       return principal;
     },

@@ -121,6 +121,27 @@ describe('a refused token', () => {
     await expectInvalidToken(hs256ByHand({ sub: 'test-user' }, TEST_SECRET), /\bexp\b|expiry/i);
   });
 
+  it.each([
+    ['no sub', {}],
+    ['an empty sub', { sub: '' }],
+    ['a blank sub', { sub: '   ' }],
+    ['a numeric sub', { sub: 42 }],
+  ])('is a 401 naming the missing subject for a token with %s (issue 15)', async (_case, subject) => {
+    const { sub: _dropped, ...withoutSubject } = freshClaims();
+    await expectInvalidToken(signClaims({ ...withoutSubject, ...subject }), /names no subject \(sub\)/);
+  });
+
+  it('is a 401 naming iat when the token was issued beyond the 30 s tolerance in the future (issue 15)', async () => {
+    await expectInvalidToken(
+      hs256ByHand(freshClaims({ iat: nowSeconds() + 120 }), TEST_SECRET),
+      /issued in the future \(iat\)/,
+    );
+  });
+
+  it('is a 401 for a token whose iat is not a number', async () => {
+    await expectInvalidToken(hs256ByHand(freshClaims({ iat: 'yesterday' }), TEST_SECRET), /malformed/);
+  });
+
   it('is a 401 when the Authorization header uses another scheme', async () => {
     const response = await request(ctx.app)
       .get(PROTECTED)
@@ -140,6 +161,14 @@ describe('a valid token', () => {
     await expectAccepted(signClaims(freshClaims({ nbf: nowSeconds() + 10 })));
   });
 
+  it('is accepted when its iat lies less than the clock tolerance in the future', async () => {
+    await expectAccepted(hs256ByHand(freshClaims({ iat: nowSeconds() + 10 }), TEST_SECRET));
+  });
+
+  it('is accepted with an expiry far away when no maximum lifetime is configured', async () => {
+    await expectAccepted(signClaims(freshClaims({ exp: 1e11 })));
+  });
+
   it('is accepted whatever the case of the Bearer scheme', async () => {
     const response = await request(ctx.app).get(PROTECTED).set('Authorization', `bearer ${signToken()}`);
     expect(response.status).toBe(200);
@@ -155,6 +184,28 @@ describe('a valid token', () => {
     const response = await request(ctx.app).post('/index').set('Authorization', bearer());
     expect(response.status).toBe(405);
     expect(response.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('with AUTH_MAX_TOKEN_LIFETIME_SECONDS configured (issue 15)', () => {
+  const boundedCtx = useTestApp({ AUTH_MAX_TOKEN_LIFETIME_SECONDS: '3600' });
+
+  async function statusOf(claims: Record<string, unknown>): Promise<{ status: number; message?: string }> {
+    // By hand: jsonwebtoken's sign would replace the iat these tests set.
+    const token = hs256ByHand(freshClaims(claims), TEST_SECRET);
+    const response = await request(boundedCtx.app).get(PROTECTED).set('Authorization', `Bearer ${token}`);
+    return { status: response.status, message: (response.body as { message?: string }).message };
+  }
+
+  it('accepts a token that lives at most that long, from its iat or, without one, from now', async () => {
+    expect(await statusOf({ iat: nowSeconds(), exp: nowSeconds() + 3600 })).toMatchObject({ status: 200 });
+    expect(await statusOf({ exp: nowSeconds() + 3500 })).toMatchObject({ status: 200 });
+  });
+
+  it('refuses a token that lives longer, naming the limit', async () => {
+    const refused = { status: 401, message: 'The bearer token lives longer than the 3600 s allowed' };
+    expect(await statusOf({ iat: nowSeconds(), exp: nowSeconds() + 7200 })).toEqual(refused);
+    expect(await statusOf({ exp: 1e20 })).toEqual(refused);
   });
 });
 

@@ -35,6 +35,7 @@ describe('loadConfig defaults (D26)', () => {
       publicKey: undefined,
       issuer: undefined,
       audience: undefined,
+      maxLifetimeSeconds: undefined,
       requiredScopes: { read: [], write: [] },
     });
   });
@@ -85,6 +86,7 @@ describe('loadConfig defaults (D26)', () => {
       AUTH_JWT_SECRET: SECRET,
       AUTH_JWT_ISSUER: 'https://idp.example',
       AUTH_JWT_AUDIENCE: 'inventory',
+      AUTH_MAX_TOKEN_LIFETIME_SECONDS: '86400',
       LOG_LEVEL: 'debug',
       BODY_LIMIT: '256mb',
       TRUST_PROXY: 'true',
@@ -94,7 +96,7 @@ describe('loadConfig defaults (D26)', () => {
       env: 'production',
       port: 9090,
       databaseUrl: 'postgresql://inv:pw@db:5432/inventory',
-      auth: { secret: SECRET, issuer: 'https://idp.example', audience: 'inventory' },
+      auth: { secret: SECRET, issuer: 'https://idp.example', audience: 'inventory', maxLifetimeSeconds: 86_400 },
       logLevel: 'debug',
       bodyLimit: '256mb',
       trustProxy: true,
@@ -142,6 +144,8 @@ describe('loadConfig refusals (D26)', () => {
     ['AMQP_EXCHANGE', 'bad name'],
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
+    ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
+    ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', 'a day'],
   ])('refuses %s=%s, naming it', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);
