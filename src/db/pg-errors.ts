@@ -1,5 +1,5 @@
 import { ApiError, validationError } from '../http/api-error.js';
-import { databaseUnavailable, ServerError } from '../http/server-error.js';
+import { databaseUnavailable, poolBusy, ServerError } from '../http/server-error.js';
 
 interface PgLikeError {
   code?: string;
@@ -23,11 +23,15 @@ function isConnectionFailure(error: PgLikeError): boolean {
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300')
     return true;
   const message = error.message ?? '';
-  return (
-    message.includes('Connection terminated') ||
-    message.includes('timeout exceeded when trying to connect') ||
-    message.includes('Client has encountered a connection error')
-  );
+  return message.includes('Connection terminated') || message.includes('Client has encountered a connection error');
+}
+
+/**
+ * pg-pool's words when a request waited its connect timeout for a pooled connection and none came free: the
+ * database may be perfectly well, the instance is just busy (a failing connect says "Connection terminated").
+ */
+export function isPoolBusy(error: unknown): boolean {
+  return (error as PgLikeError | null)?.message === 'timeout exceeded when trying to connect';
 }
 
 /**
@@ -38,6 +42,7 @@ function isConnectionFailure(error: PgLikeError): boolean {
 export function databaseProblem(error: unknown): ApiError | ServerError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as PgLikeError;
+  if (isPoolBusy(failure)) return poolBusy();
   if (isBrokenConnection(failure)) return databaseUnavailable();
   // Class 22, data exceptions: a value PostgreSQL cannot store (a NUL character, an out-of-range number).
   if (failure.code?.startsWith('22')) {

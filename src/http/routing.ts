@@ -188,9 +188,12 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
   }
   add(
     503,
-    serverError('The database is unavailable or the instance is shutting down; retry later', {
-      'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-    }),
+    serverError(
+      'The database is unavailable, every connection is busy, or the instance is shutting down; retry later',
+      {
+        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+      },
+    ),
   );
   return standard;
 }

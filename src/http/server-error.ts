@@ -81,5 +81,13 @@ export const databaseUnavailable = (): ServerError =>
     'Retry-After': '5',
   });
 
+export const poolBusy = (): ServerError =>
+  new ServerError(
+    503,
+    'CannotGetJdbcConnectionException',
+    'Every database connection of this instance is busy; retry later',
+    { 'Retry-After': '1' },
+  );
+
 export const internalError = (requestId: string): ServerError =>
   new ServerError(500, 'InternalServerError', `Unexpected error; quote request id ${requestId} when reporting it`);

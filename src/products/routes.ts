@@ -75,6 +75,11 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     handler: async (req: Request, res: Response) => {
       const query = parseInput(productQuerySchema, req.query, 'query');
       if (query.sku === undefined) {
+        // HEAD gets the headers GET would send; reading every Product only to discard them is not worth it.
+        if (req.method === 'HEAD') {
+          res.status(200).type('application/json').end();
+          return;
+        }
         await streamJsonArray(pool, res, allProductsQuery, productView);
         return;
       }

@@ -52,6 +52,23 @@ describe('databaseProblem', () => {
     }
   });
 
+  it('maps a wait for a pooled connection that timed out to its own 503: busy, not unavailable (issue 15)', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1, connectionTimeoutMillis: 200 });
+    const held = await pool.connect();
+    try {
+      const error = await caught(() => pool.query('SELECT 1'));
+      expect(databaseProblem(error)).toMatchObject({
+        status: 503,
+        exception: 'CannotGetJdbcConnectionException',
+        message: 'Every database connection of this instance is busy; retry later',
+        headers: { 'Retry-After': '1' },
+      });
+    } finally {
+      held.release();
+      await pool.end();
+    }
+  });
+
   it('maps a connection the server terminated to a 503', async () => {
     const client = await db.pool.connect();
     try {
