@@ -10,6 +10,8 @@ import { errorHandler } from './http/error-handler.js';
 import { addIndexRoutes } from './http/index-routes.js';
 import { createMetrics } from './http/metrics.js';
 import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
+import { checkHost } from './http/host.js';
+import { PUBLIC_BASE_URL } from './http/links.js';
 import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
@@ -62,6 +64,7 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  app.set(PUBLIC_BASE_URL, config.publicBaseUrl);
   app.set('etag', false);
 
   const registry = new OpenAPIRegistry();
@@ -82,6 +85,7 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+  app.use(checkHost(config.allowedHosts));
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);

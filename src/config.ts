@@ -21,6 +21,15 @@ const scopeList = z
   .optional()
   .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean));
 
+function isPublicBaseUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
 function isAmqpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -60,6 +69,15 @@ const environmentSchema = z
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     BODY_LIMIT: byteSize.default('64mb'),
     TRUST_PROXY: booleanFlag.default(false),
+    PUBLIC_BASE_URL: z
+      .string()
+      .refine(isPublicBaseUrl, { message: 'must be an http:// or https:// URL without query or fragment' })
+      .transform((value) => value.replace(/\/+$/, ''))
+      .optional(),
+    ALLOWED_HOSTS: z
+      .string()
+      .optional()
+      .transform((value) => value?.split(/[\s,]+/).filter(Boolean)),
     INVENTORY_MIXED_LOADUNITS: booleanFlag.default(false),
     SHUTDOWN_TIMEOUT_MS: positiveMillis.default(10_000),
     HTTP_HEADERS_TIMEOUT_MS: positiveMillis.default(20_000),
@@ -133,6 +151,9 @@ export interface Config {
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly bodyLimit: string;
   readonly trustProxy: boolean;
+  /** Issue 15: where hrefs point instead of the request's host, and which hosts a request may name. */
+  readonly publicBaseUrl?: string;
+  readonly allowedHosts?: readonly string[];
   readonly mixedLoadUnits: boolean;
   readonly shutdownTimeoutMs: number;
   /** Slow or stalled clients cannot hold sockets: headers, whole requests and idle keep-alives are bounded. */
@@ -200,6 +221,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL,
     bodyLimit: env.BODY_LIMIT,
     trustProxy: env.TRUST_PROXY,
+    publicBaseUrl: env.PUBLIC_BASE_URL,
+    allowedHosts: env.ALLOWED_HOSTS,
     mixedLoadUnits: env.INVENTORY_MIXED_LOADUNITS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     http: Object.freeze({

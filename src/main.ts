@@ -142,6 +142,9 @@ async function main(): Promise<void> {
 
   try {
     config = await resolveAuth(config, logger);
+    if (config.env === 'production' && !config.publicBaseUrl && !config.allowedHosts) {
+      logger.warn('neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: hrefs name whatever host name a client sends');
+    }
     // A key the service cannot verify with stops the start here, before any database is opened.
     createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);

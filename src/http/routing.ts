@@ -163,6 +163,7 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
   const add = (status: number, response: ResponseDoc): void => {
     standard[status] = standard[status] ? mergeResponses(standard[status], response) : response;
   };
+  add(400, serverError('The Host header is no host name, or not one of ALLOWED_HOSTS'));
   if (doc.request?.params || doc.request?.query || doc.request?.body || definition.consumes) {
     add(400, apiError('The request is not valid', ['core.validation.error']));
   }

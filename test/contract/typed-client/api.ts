@@ -1474,6 +1474,17 @@ export interface operations {
           'text/xml': components['schemas']['IndexXml'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description None of the media types in Accept is available */
       406: {
         headers: {
@@ -1485,7 +1496,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1524,6 +1535,17 @@ export interface operations {
           'text/xml': components['schemas']['IndexXml'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
@@ -1559,7 +1581,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1598,6 +1620,17 @@ export interface operations {
           'text/xml': components['schemas']['IndexXml'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
@@ -1633,7 +1666,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1672,6 +1705,17 @@ export interface operations {
           'text/xml': components['schemas']['IndexXml'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
@@ -1707,7 +1751,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1746,6 +1790,17 @@ export interface operations {
           'text/xml': components['schemas']['IndexXml'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
@@ -1781,7 +1836,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1822,7 +1877,7 @@ export interface operations {
           'application/json': components['schemas']['Product'][] | components['schemas']['ProductResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -1831,6 +1886,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -1879,7 +1935,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -1924,7 +1980,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2026,7 +2082,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2070,7 +2126,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2150,7 +2206,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2188,7 +2244,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2197,6 +2253,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -2245,7 +2302,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2285,7 +2342,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2294,6 +2351,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -2353,7 +2411,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2392,7 +2450,7 @@ export interface operations {
           'application/json': components['schemas']['LocationGroup'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2401,6 +2459,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -2449,7 +2508,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2491,7 +2550,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2582,7 +2641,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2623,7 +2682,7 @@ export interface operations {
           'application/json': components['schemas']['LocationResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2632,6 +2691,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -2680,7 +2740,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2722,7 +2782,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2813,7 +2873,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2852,7 +2912,7 @@ export interface operations {
           'application/json': components['schemas']['TransportUnit'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2861,6 +2921,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -2909,7 +2970,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2953,7 +3014,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3044,7 +3105,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3087,7 +3148,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3096,6 +3157,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -3155,7 +3217,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3198,7 +3260,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3278,7 +3340,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3316,7 +3378,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3325,6 +3387,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -3373,7 +3436,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3417,7 +3480,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3508,7 +3571,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3555,7 +3618,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3657,7 +3720,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3704,7 +3767,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3713,6 +3776,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -3761,7 +3825,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3803,7 +3867,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3894,7 +3958,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3936,7 +4000,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4027,7 +4091,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4065,7 +4129,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4074,6 +4138,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -4122,7 +4187,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4169,7 +4234,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4271,7 +4336,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4311,7 +4376,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4320,6 +4385,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -4379,7 +4445,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4422,7 +4488,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4431,6 +4497,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -4468,7 +4535,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4515,7 +4582,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4606,7 +4673,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4624,6 +4691,7 @@ export interface operations {
   'packaging-units-create': {
     parameters: {
       query?: {
+        /** @description Type of a LoadUnit created here */
         loadUnitType?: string;
       };
       header?: {
@@ -4665,7 +4733,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4767,7 +4835,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4819,7 +4887,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4910,7 +4978,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4950,7 +5018,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4959,6 +5027,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -4996,7 +5065,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5036,7 +5105,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5045,6 +5114,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5082,7 +5152,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5122,7 +5192,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5131,6 +5201,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5179,7 +5250,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5225,7 +5296,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5234,6 +5305,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5282,7 +5354,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5331,7 +5403,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5433,7 +5505,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5493,7 +5565,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5584,7 +5656,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5627,7 +5699,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5636,6 +5708,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5706,7 +5779,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5743,7 +5816,7 @@ export interface operations {
           'application/json': components['schemas']['StockMovement'][];
         };
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5752,6 +5825,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5800,7 +5874,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5849,7 +5923,7 @@ export interface operations {
           'application/json': components['schemas']['AllocationResult'][];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5951,7 +6025,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5991,7 +6065,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6000,6 +6074,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6059,7 +6134,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6100,7 +6175,7 @@ export interface operations {
           'application/json': components['schemas']['FeedPage'];
         };
       };
-      /** @description A cursor past the newest event: core.validation.error; or The request is not valid: core.validation.error */
+      /** @description A cursor past the newest event: core.validation.error; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6109,6 +6184,7 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6157,7 +6233,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6192,6 +6268,17 @@ export interface operations {
           'application/json': components['schemas']['Health'];
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description None of the media types in Accept is available */
       406: {
         headers: {
@@ -6203,7 +6290,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description DOWN: the database is unreachable; or The database is unavailable or the instance is shutting down; retry later */
+      /** @description DOWN: the database is unreachable; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6236,6 +6323,17 @@ export interface operations {
         };
         content: {
           'text/plain': string;
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6273,7 +6371,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6310,6 +6408,17 @@ export interface operations {
           };
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description None of the media types in Accept is available */
       406: {
         headers: {
@@ -6321,7 +6430,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6356,6 +6465,17 @@ export interface operations {
           'text/html': string;
         };
       };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description None of the media types in Accept is available */
       406: {
         headers: {
@@ -6367,7 +6487,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable or the instance is shutting down; retry later */
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
