@@ -8,9 +8,18 @@ import { HAL_JSON, JSON_TYPE } from './media-types.js';
  */
 export const LIST_WITH_HAL = [JSON_TYPE, HAL_JSON] as const;
 
-/** A list as HAL: the items (each with its own `_links.self`) under `_embedded[rel]`, and the list's `self`. */
-export function halList(selfHref: string, rel: string, items: readonly unknown[]): Record<string, unknown> {
-  return { _embedded: { [rel]: items }, _links: { self: { href: selfHref } } };
+/**
+ * A list as HAL: the items (each with its own `_links.self`) under `_embedded[rel]`, the list's `self`, and the
+ * next page's address when the list is paged and more follow.
+ */
+export function halList(
+  selfHref: string,
+  rel: string,
+  items: readonly unknown[],
+  nextHref?: string,
+): Record<string, unknown> {
+  const links = nextHref ? { self: { href: selfHref }, next: { href: nextHref } } : { self: { href: selfHref } };
+  return { _embedded: { [rel]: items }, _links: links };
 }
 
 /** The schema of `halList(…, rel, items)` for items of `itemSchema`. */
@@ -18,7 +27,12 @@ export function halListSchema(rel: string, itemSchema: ZodType): ZodType {
   return z
     .object({
       _embedded: z.object({ [rel]: z.array(itemSchema) }).strict(),
-      _links: z.object({ self: z.object({ href: z.string() }).strict() }).strict(),
+      _links: z
+        .object({
+          self: z.object({ href: z.string() }).strict(),
+          next: z.object({ href: z.string() }).strict().optional(),
+        })
+        .strict(),
     })
     .strict();
 }

@@ -29,6 +29,8 @@ export interface MovementEntry {
 }
 
 export interface MovementRow {
+  /** Ascending in commit order within a unit's history: the ledger's page cursor. */
+  id: number;
   kind: MovementKind;
   baseCode: 'PC' | 'MG';
   qtyBefore: string;
@@ -86,15 +88,29 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
   await tx.query({ name: 'append-movements', ...movementInsert(entries, actor) });
 }
 
-/** A unit's history, newest first. */
-export async function selectMovements(db: Queryable, packagingUnitPKey: string): Promise<MovementRow[]> {
+/** A page of a unit's history, newest first: `limit` rows older than the row `before`, or the newest. */
+export async function selectMovements(
+  db: Queryable,
+  packagingUnitPKey: string,
+  page: { limit: number; before?: number },
+): Promise<MovementRow[]> {
   const result = await db.query<MovementRow>(
-    `SELECT kind, base_code AS "baseCode", qty_before::text AS "qtyBefore", qty_after::text AS "qtyAfter",
+    `SELECT id, kind, base_code AS "baseCode", qty_before::text AS "qtyBefore", qty_after::text AS "qtyAfter",
             reserved_before::text AS "reservedBefore", reserved_after::text AS "reservedAfter",
             from_ref AS "from", to_ref AS "to", reservation_id AS "reservationId", actor, request_id AS "requestId",
             occurred_at AS "occurredAt"
-       FROM stock_movement WHERE packaging_unit_pkey = $1::uuid ORDER BY id DESC`,
-    [packagingUnitPKey],
+       FROM stock_movement
+      WHERE packaging_unit_pkey = $1::uuid AND ($2::bigint IS NULL OR id < $2::bigint)
+      ORDER BY id DESC LIMIT $3`,
+    [packagingUnitPKey, page.before ?? null, page.limit],
   );
   return result.rows;
+}
+
+/** Whether the unit has any history: an empty later page of an existing unit is no 404. */
+export async function hasMovements(db: Queryable, packagingUnitPKey: string): Promise<boolean> {
+  const result = await db.query('SELECT 1 FROM stock_movement WHERE packaging_unit_pkey = $1::uuid LIMIT 1', [
+    packagingUnitPKey,
+  ]);
+  return result.rowCount !== 0;
 }

@@ -4,6 +4,7 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
 import { href, hrefOf } from '../http/links.js';
 import { HAL_JSON, JSON_TYPE, SINGLE_RESOURCE } from '../http/media-types.js';
+import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
@@ -145,26 +146,31 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     produces: LIST_WITH_HAL,
     handler: async (req: Request, res: Response) => {
       const { transportUnitBK } = parseInput(transportUnitParamsSchema, req.params, 'path');
-      const loadUnits = await listLoadUnitsOfTransportUnit(pool, transportUnitBK);
+      const query = parseInput(pageQuerySchema, req.query, 'query');
+      const page = await listLoadUnitsOfTransportUnit(pool, transportUnitBK, query);
+      const next = nextPageHref(req, page, query.limit);
+      linkNextPage(res, next);
       if (req.mediaType === HAL_JSON) {
-        const items = loadUnits.map(({ loadUnit, product }) => loadUnitResource(loadUnit, product, hrefOf(req)));
-        sendJson(res, 200, halList(href(req, loadUnitsOfTransportUnitPath(transportUnitBK)), LOAD_UNITS_REL, items));
+        const items = page.items.map(({ loadUnit, product }) => loadUnitResource(loadUnit, product, hrefOf(req)));
+        const self = href(req, loadUnitsOfTransportUnitPath(transportUnitBK));
+        sendJson(res, 200, halList(self, LOAD_UNITS_REL, items, next));
       } else {
         sendJson(
           res,
           200,
-          loadUnits.map(({ loadUnit, product }) => loadUnitView(loadUnit, product)),
+          page.items.map(({ loadUnit, product }) => loadUnitView(loadUnit, product)),
         );
       }
     },
     doc: {
       operationId: 'lu-findontu',
       tags: TAGS,
-      summary: "The TransportUnit's LoadUnits, by position",
-      request: { params: transportUnitParamsSchema },
+      summary: "The TransportUnit's LoadUnits, by position, a page at a time",
+      request: { params: transportUnitParamsSchema, query: pageQuerySchema },
       responses: {
         200: {
           description: 'The LoadUnits: a plain array, or HAL when application/hal+json is asked for',
+          headers: NEXT_PAGE_HEADER,
           content: {
             [JSON_TYPE]: z.array(loadUnitSchema),
             [HAL_JSON]: halListSchema(LOAD_UNITS_REL, loadUnitResourceSchema),

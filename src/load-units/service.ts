@@ -10,6 +10,7 @@ import { loadUnitErrors } from './messages.js';
 import type { DivideInput, PutProductIntoInput } from './schemas.js';
 import * as sql from './sql.js';
 import type { LoadUnitRow, ProductSummaryRow } from './sql.js';
+import { pageOf, type Page, type PageQuery } from '../http/pagination.js';
 
 export type { LoadUnitRow, ProductSummaryRow };
 
@@ -165,13 +166,19 @@ export async function getLoadUnit(db: Queryable, pKey: string): Promise<LoadUnit
   return found;
 }
 
-/** D16: the TransportUnit's LoadUnits by position; 404 owms.wms.inv.tu.bkNotExists for an unknown one. */
+/** D16: a page of the TransportUnit's LoadUnits by position; 404 owms.wms.inv.tu.bkNotExists for an unknown one. */
 export async function listLoadUnitsOfTransportUnit(
   db: Queryable,
   transportUnitBK: string,
-): Promise<LoadUnitWithProduct[]> {
+  query: PageQuery,
+): Promise<Page<LoadUnitWithProduct>> {
   const transportUnit = await requireTransportUnit(db, transportUnitBK);
-  return withProducts(db, await sql.selectLoadUnitsOfTransportUnit(db, transportUnit.id));
+  const rows = await sql.selectLoadUnitsOfTransportUnit(db, transportUnit.id, {
+    limit: query.limit + 1,
+    after: query.after,
+  });
+  const page = pageOf(rows, query.limit, (row) => row.id);
+  return { ...page, items: await withProducts(db, page.items) };
 }
 
 /**

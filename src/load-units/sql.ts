@@ -109,14 +109,25 @@ export async function lockLoadUnitAtPosition(
   return raw && toLoadUnit(raw);
 }
 
-/** The TransportUnit's LoadUnits by position, numbers in numeric order ("2" before "10"), then the rest. */
-export async function selectLoadUnitsOfTransportUnit(db: Queryable, transportUnitId: number): Promise<LoadUnitRow[]> {
+// Position order: numbers in numeric order ("2" before "10"), then the rest; 'Infinity' puts the rest last as NULLS
+// LAST would, and keeps the key comparable as a row for paging.
+const positionKey = (alias: string): string =>
+  `COALESCE(substring(${alias}.physical_position FROM '^[0-9]+')::numeric, 'Infinity'),
+   ${alias}.physical_position COLLATE "C", ${alias}.id`;
+
+/** A page of the TransportUnit's LoadUnits by position: `limit` after the LoadUnit with id `after`, or the first. */
+export async function selectLoadUnitsOfTransportUnit(
+  db: Queryable,
+  transportUnitId: number,
+  page: { limit: number; after?: number },
+): Promise<LoadUnitRow[]> {
   const result = await db.query<RawLoadUnit>(
     `${SELECT_LOAD_UNIT}
       WHERE lu.transport_unit_id = $1::bigint
-      ORDER BY substring(lu.physical_position FROM '^[0-9]+')::numeric NULLS LAST,
-               lu.physical_position COLLATE "C", lu.id`,
-    [transportUnitId],
+        AND ($2::bigint IS NULL OR (${positionKey('lu')}) > (SELECT ${positionKey('c')} FROM load_unit c WHERE c.id = $2::bigint))
+      ORDER BY ${positionKey('lu')}
+      LIMIT $3`,
+    [transportUnitId, page.after ?? null, page.limit],
   );
   return result.rows.map(toLoadUnit);
 }

@@ -1,7 +1,8 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable } from '../db/tx.js';
 import { validationError } from '../http/api-error.js';
-import { selectMovements, type MovementRow } from '../ledger/sql.js';
+import { hasMovements, selectMovements, type MovementRow } from '../ledger/sql.js';
+import { pageOf, type Page, type PageQuery } from '../http/pagination.js';
 import { findLoadUnitByPKey } from '../load-units/service.js';
 import { findLocationsByIds, locationGroupIdsWithChildren, requireLocation } from '../master-data/service.js';
 import { requireProductReference, requireProductReferenceByPKey } from '../products/service.js';
@@ -78,11 +79,14 @@ export async function searchUnits(db: Queryable, search: PackagingUnitSearch): P
 }
 
 /** D24: the unit's history, also after it was deleted; a key that never had a unit is unknown. */
-export async function findMovements(db: Queryable, pKey: string): Promise<MovementRow[]> {
+export async function findMovements(db: Queryable, pKey: string, query: PageQuery): Promise<Page<MovementRow>> {
   const key = asUuid(pKey);
-  const rows = key ? await selectMovements(db, key) : [];
-  if (rows.length === 0) throw packagingUnitErrors.notFoundByPKey(pKey);
-  return rows;
+  if (!key) throw packagingUnitErrors.notFoundByPKey(pKey);
+  const rows = await selectMovements(db, key, { limit: query.limit + 1, before: query.after });
+  if (rows.length === 0 && (query.after === undefined || !(await hasMovements(db, key)))) {
+    throw packagingUnitErrors.notFoundByPKey(pKey);
+  }
+  return pageOf(rows, query.limit, (row) => row.id);
 }
 
 /** The business ids of the Locations the units lie on, by internal id (for ledger places and messages). */

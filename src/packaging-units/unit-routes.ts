@@ -1,6 +1,7 @@
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { movementSchema, movementView } from '../ledger/view.js';
@@ -80,15 +81,18 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
     produces: PLAIN_LIST,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      sendJson(res, 200, (await findMovements(pool, pKey)).map(movementView));
+      const query = parseInput(pageQuerySchema, req.query, 'query');
+      const page = await findMovements(pool, pKey, query);
+      linkNextPage(res, nextPageHref(req, page, query.limit));
+      sendJson(res, 200, page.items.map(movementView));
     },
     doc: {
       operationId: 'packaging-units-movements',
       tags,
-      summary: "A unit's stock movements, newest first",
-      request: { params: packagingUnitKeySchema },
+      summary: "A unit's stock movements, newest first, a page at a time",
+      request: { params: packagingUnitKeySchema, query: pageQuerySchema },
       responses: {
-        200: body('Ledger rows, newest first', z.array(movementSchema), PLAIN_LIST),
+        200: body('Ledger rows, newest first', z.array(movementSchema), PLAIN_LIST, NEXT_PAGE_HEADER),
         404: apiError('No unit with that key ever existed', ['owms.wms.inv.pu.pKeyNotExists']),
       },
     },

@@ -14,7 +14,7 @@ function indexHref(app: Parameters<typeof request>[0], host?: string): Promise<{
   const call = request(app).get(INDEX).set('Authorization', bearer());
   return (host === undefined ? call : call.set('Host', host)).then((response) => ({
     status: response.status,
-    href: (response.body as { _links?: { self?: { href: string } } })._links?.['products-findall']?.href,
+    href: (response.body as { _links?: Record<string, { href: string }> })._links?.['products-findall']?.href,
   }));
 }
 

@@ -10,6 +10,7 @@ import {
   givenReserved,
   givenUnitOnLocation,
   givenUnitsInLoadUnit,
+  STOCK_BASE,
   stockApi,
   storedUnitsOf,
   TIMESTAMP,
@@ -136,6 +137,49 @@ describe('GET /v1/packaging-units/{pKey}/movements (D24)', () => {
       row('DELETE', 3, 0, { from: { locationId } }, 'alice', String(deleted.headers['x-request-id'])),
       row('CREATE', 0, 3, { to: { locationId } }, 'test-user', expect.any(String)),
     ]);
+  });
+
+  it('answers a page at a time, newest first, with a Link header to the next page (issue 15)', async () => {
+    const product = await givenProduct(ctx);
+    const [a, b] = [await givenLocation(ctx), await givenLocation(ctx)];
+    const unit = await givenUnitOnLocation(ctx, product.sku, a.locationId, 3);
+    for (const place of [b, a, b, a]) {
+      const moved = await api.put(`/v1/packaging-units/${unit.pKey}`, {
+        quantity: aQuantity(3),
+        actualLocation: { locationId: place.locationId },
+      });
+      expect(moved.status).toBe(200);
+    }
+    const whole = (await api.get(`/v1/packaging-units/${unit.pKey}/movements`)).body as unknown[];
+    expect(whole).toHaveLength(5);
+
+    const pages: unknown[][] = [];
+    let next: string | undefined = `/v1/packaging-units/${unit.pKey}/movements?limit=2`;
+    while (next !== undefined) {
+      const response = await api.get(next);
+      expect(response.status).toBe(200);
+      pages.push(response.body as unknown[]);
+      const link = /^<([^>]+)>; rel="next"$/.exec(String(response.headers.link ?? ''))?.[1];
+      next = link?.replace(STOCK_BASE, '');
+    }
+
+    expect(pages.map((page) => page.length)).toEqual([2, 2, 1]);
+    expect(pages.flat()).toEqual(whole);
+  });
+
+  it('answers an empty page after the last row of an existing unit, not 404', async () => {
+    const product = await givenProduct(ctx);
+    const { locationId } = await givenLocation(ctx);
+    const unit = await givenUnitOnLocation(ctx, product.sku, locationId, 3);
+    const { rows } = await ctx.db.pool.query<{ id: string }>(
+      'SELECT min(id)::text AS id FROM stock_movement WHERE packaging_unit_pkey = $1::uuid',
+      [unit.pKey],
+    );
+
+    const response = await api.get(`/v1/packaging-units/${unit.pKey}/movements?after=${rows[0]!.id}`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual([]);
   });
 
   it.each([['4b0c1e36-6ad7-4f55-9a1c-3ac1e1f0a004'], ['not-a-key']])(

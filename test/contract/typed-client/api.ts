@@ -238,7 +238,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The TransportUnit's LoadUnits, by position */
+    /** The TransportUnit's LoadUnits, by position, a page at a time */
     get: operations['lu-findontu'];
     put?: never;
     post?: never;
@@ -431,7 +431,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A unit's stock movements, newest first */
+    /** A unit's stock movements, newest first, a page at a time */
     get: operations['packaging-units-movements'];
     put?: never;
     post?: never;
@@ -1311,6 +1311,9 @@ export interface components {
       };
       _links: {
         self: {
+          href: string;
+        };
+        next?: {
           href: string;
         };
       };
@@ -3737,7 +3740,12 @@ export interface operations {
   };
   'lu-findontu': {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description At most this many items; a `Link: rel="next"` header leads to the rest */
+        limit?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
+      };
       header?: never;
       path: {
         transportUnitBK: string;
@@ -3749,6 +3757,8 @@ export interface operations {
       /** @description The LoadUnits: a plain array, or HAL when application/hal+json is asked for */
       200: {
         headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3761,6 +3771,9 @@ export interface operations {
             };
             _links: {
               self: {
+                href: string;
+              };
+              next?: {
                 href: string;
               };
             };
@@ -5796,7 +5809,12 @@ export interface operations {
   };
   'packaging-units-movements': {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description At most this many items; a `Link: rel="next"` header leads to the rest */
+        limit?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
+      };
       header?: never;
       path: {
         pKey: string;
@@ -5808,6 +5826,8 @@ export interface operations {
       /** @description Ledger rows, newest first */
       200: {
         headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           [name: string]: unknown;
