@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
@@ -42,6 +43,9 @@ function listen(server: Server, config: Config): Promise<void> {
   });
 }
 
+// Long enough for a request already on its way over a kept connection to arrive; short against any deadline.
+const IDLE_CONNECTION_GRACE_MS = 1000;
+
 /**
  * Stop accepting, let in-flight requests finish until the deadline (each connection closing after its current
  * request), then close the pool and the embedded database. A second signal ends the process at once.
@@ -68,7 +72,14 @@ function installShutdown(
     }, config.shutdownTimeoutMs);
     deadline.unref();
     draining.start();
-    server.close(() => {
+    // http.Server#close would at once destroy every kept-alive connection it finds idle, including one whose next
+    // request has arrived but is not read yet: that request would get no answer (issue 15). Only the listener is
+    // closed now; a kept connection ends after its next answer (Connection: close), and one that stays idle for the
+    // grace period is closed then, as its keep-alive timeout would have.
+    const idleGrace = setTimeout(() => server.closeIdleConnections(), IDLE_CONNECTION_GRACE_MS);
+    idleGrace.unref();
+    net.Server.prototype.close.call(server, () => {
+      clearTimeout(idleGrace);
       clearTimeout(deadline);
       // The relay finishes its batch and gives up its lease before the pool closes under it.
       events
@@ -84,7 +95,6 @@ function installShutdown(
           process.exit(1);
         });
     });
-    server.closeIdleConnections();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
