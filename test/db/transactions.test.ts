@@ -147,7 +147,9 @@ describe('withTransaction under concurrency', () => {
     const attempts: number[] = [];
     const arrive = barrier(2);
     await Promise.all([writeSkew(1, arrive, attempts), writeSkew(2, arrive, attempts)]);
-    expect(attempts).toHaveLength(3);
+    // At least one retry; a retry that starts before the other transaction has committed (a loaded machine) meets
+    // the same conflict again and is retried once more.
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
     // Serial outcome: the first raises its row to 2, the retried one sees 1 + 2 (or 2 + 1) = 3.
     expect(Object.values(await values()).sort()).toStrictEqual([2, 3]);
   });

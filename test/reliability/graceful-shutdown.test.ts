@@ -40,6 +40,8 @@ beforeAll(async () => {
     // One connection per busy request, so none waits for the pool; a deadline far beyond the work, so the proof
     // is that the requests finish, not that the deadline cuts them.
     DB_POOL_MAX: String(CONNECTIONS),
+    // Fifty connections opened at once on a loaded machine may take more than the default 5 s.
+    DB_CONNECT_TIMEOUT_MS: '30000',
     SHUTDOWN_TIMEOUT_MS: '60000',
   };
   service = startService(environment, await freePort());
