@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -51,6 +52,12 @@ const environmentSchema = z
     DATA_DIR: z.string().min(1).default('./data'),
     EMBEDDED_PG_PORT: port.default(0),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+    WEB_CONCURRENCY: z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], {
+        error: "must be a number of processes from 1 to 64, or 'auto'",
+      })
+      .default(1)
+      .transform((value) => (value === 'auto' ? os.availableParallelism() : value)),
     DB_CONNECT_TIMEOUT_MS: positiveMillis.default(5000),
     DB_LOCK_TIMEOUT_MS: positiveMillis.default(5000),
     DB_STATEMENT_TIMEOUT_MS: positiveMillis.default(120_000),
@@ -141,6 +148,8 @@ export interface Config {
   readonly databaseUrl?: string;
   readonly dataDir: string;
   readonly embeddedPostgresPort: number;
+  /** Worker processes on the port (issue 14); 1 runs the service in this process. */
+  readonly webConcurrency: number;
   readonly db: {
     readonly poolMax: number;
     readonly connectTimeoutMs: number;
@@ -204,6 +213,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL,
     dataDir: path.resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_PG_PORT,
+    webConcurrency: env.WEB_CONCURRENCY,
     db: Object.freeze({
       poolMax: env.DB_POOL_MAX,
       connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,

@@ -1,7 +1,9 @@
+import cluster from 'node:cluster';
 import net from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
+import { onShutdownRequest, runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -43,6 +45,8 @@ function listen(server: Server, config: Config): Promise<void> {
   });
 }
 
+const PRIMARY_REQUEST = 'the primary process';
+
 // Long enough for a request already on its way over a kept connection to arrive; short against any deadline.
 const IDLE_CONNECTION_GRACE_MS = 1000;
 
@@ -61,6 +65,8 @@ function installShutdown(
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
+      // A worker stopped by Ctrl-C also hears its primary ask it to stop.
+      if (signal === PRIMARY_REQUEST) return;
       logger.warn({ signal }, 'second signal: exiting immediately');
       process.exit(1);
     }
@@ -98,6 +104,7 @@ function installShutdown(
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  onShutdownRequest(() => shutdown(PRIMARY_REQUEST));
   watchSupervisingNpm(() => shutdown('npm exited'));
 }
 
@@ -152,6 +159,10 @@ async function main(): Promise<void> {
 
   try {
     config = await resolveAuth(config, logger);
+    if (config.webConcurrency > 1 && cluster.isPrimary) {
+      await runPrimary(config, logger, config.auth.secret);
+      return;
+    }
     if (config.env === 'production' && !config.publicBaseUrl && !config.allowedHosts) {
       logger.warn('neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: hrefs name whatever host name a client sends');
     }

@@ -111,6 +111,8 @@ export function startEvents(requestPool: pg.Pool, config: Config, logger: Logger
         name: 'inventory_events_outbox_backlog',
         help: 'Events committed but not yet published to the broker (all instances)',
         registers: [registry],
+        // Every worker of an instance reads the same shared count.
+        aggregator: 'max',
         async collect() {
           const backlog = await withTimeout(selectBacklog(requestPool, exchange), HEALTH_QUERY_TIMEOUT_MS);
           if (backlog) this.set(backlog.count);

@@ -1,9 +1,12 @@
 import type { RequestHandler } from 'express';
 import type pg from 'pg';
 import client from 'prom-client';
+import { metricsOfInstance } from '../cluster.js';
 
 export interface Metrics {
   readonly registry: client.Registry;
+  /** The exposition of the whole instance: with WEB_CONCURRENCY, every worker's metrics together. */
+  readonly text: () => Promise<string>;
   readonly observeRequests: RequestHandler;
 }
 
@@ -43,5 +46,5 @@ export function createMetrics(pool: pg.Pool): Metrics {
     });
     next();
   };
-  return { registry, observeRequests };
+  return { registry, text: metricsOfInstance(registry), observeRequests };
 }

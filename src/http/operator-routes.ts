@@ -150,7 +150,7 @@ export function addOperatorRoutes(
       res
         .status(200)
         .type(metrics.registry.contentType)
-        .send(await metrics.registry.metrics());
+        .send(await metrics.text());
     },
     doc: {
       operationId: 'prometheus',

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -55,6 +56,12 @@ describe('loadConfig defaults (D26)', () => {
       exchange: 'wms.inventory',
       retentionHours: 24,
     });
+  });
+
+  it('runs one process unless WEB_CONCURRENCY says otherwise; auto is the cores available (issue 14)', () => {
+    expect(loadConfig({}).webConcurrency).toBe(1);
+    expect(loadConfig({ WEB_CONCURRENCY: '3' }).webConcurrency).toBe(3);
+    expect(loadConfig({ WEB_CONCURRENCY: 'auto' }).webConcurrency).toBe(os.availableParallelism());
   });
 
   it('resolves a relative DATA_DIR to an absolute path', () => {
@@ -145,6 +152,8 @@ describe('loadConfig refusals (D26)', () => {
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
+    ['WEB_CONCURRENCY', '0'],
+    ['WEB_CONCURRENCY', 'many'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', 'a day'],
   ])('refuses %s=%s, naming it', (name, value) => {
     const error = configError({ [name]: value });
