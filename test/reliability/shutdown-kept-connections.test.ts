@@ -118,10 +118,8 @@ describe('SIGTERM while clients keep sending on kept-alive connections', () => {
 
     const { rows } = await db.pool.query<{ sku: string }>("SELECT sku FROM product WHERE sku LIKE 'KEPT-%'");
     const stored = new Set(rows.map((row) => row.sku));
-    console.log(
-      `${RUNS} runs: ${answered.length} answered 201, ${unanswered.length} refused or not 201, ${lost.length} lost`,
-    );
-    expect(lost).toEqual([]);
+    const counts = `${answered.length} answered 201, ${unanswered.length} refused or not 201, ${lost.length} lost`;
+    expect(lost, counts).toEqual([]);
     expect(answered.filter((sku) => !stored.has(sku))).toEqual([]);
     expect(stored.size).toBe(answered.length);
   }, 300_000);
