@@ -1,7 +1,8 @@
 # Inventory Service container image.
 #   docker build -t inventory-service .
 #   docker run --rm -p 8080:8080 -e DATABASE_URL=... -e AUTH_JWT_SECRET=... inventory-service
-# In a container DATABASE_URL must always be set (the embedded PostgreSQL fallback is for local development only).
+# Without DATABASE_URL the service refuses to start, unless EMBEDDED_POSTGRES=true asks for an embedded PostgreSQL
+# under /app/data: then mount a volume there, or the data goes with the container.
 
 # ---- build stage: full install (incl. dev deps) and TypeScript compile ----
 FROM node:20-bookworm-slim AS build
@@ -28,7 +29,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
-# Only DATA_DIR is writable (used by the embedded PostgreSQL fallback when DATABASE_URL is unset).
+# Only DATA_DIR is writable (used only by the embedded PostgreSQL, with EMBEDDED_POSTGRES=true).
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080

@@ -111,6 +111,7 @@ const environmentSchema = z
       .min(60)
       .max(30 * 86_400)
       .default(86_400),
+    EMBEDDED_POSTGRES: booleanFlag.optional(),
   })
   .superRefine((env, ctx) => {
     if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
@@ -128,6 +129,30 @@ const environmentSchema = z
       });
     }
   });
+
+/**
+ * Issue 16: where the data lives is chosen, never fallen into. Without DATABASE_URL the embedded PostgreSQL keeps it
+ * under DATA_DIR, which a container loses when it is recreated: production uses it only when asked to. With
+ * DATABASE_URL, EMBEDDED_POSTGRES is moot (WEB_CONCURRENCY workers get the URL of the embedded database their
+ * primary started, along with the primary's EMBEDDED_POSTGRES=true).
+ */
+function checkDatabaseChoice(env: z.infer<typeof environmentSchema>, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string): void => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (env.DATABASE_URL) return;
+  if (env.EMBEDDED_POSTGRES === false) {
+    issue('DATABASE_URL', 'is required with EMBEDDED_POSTGRES=false');
+  } else if (env.EMBEDDED_POSTGRES === undefined && env.NODE_ENV === 'production') {
+    issue(
+      'DATABASE_URL',
+      'is required in production (or EMBEDDED_POSTGRES=true for an embedded PostgreSQL with its data under DATA_DIR)',
+    );
+  }
+}
+
+export interface LoadOptions {
+  /** False for a command that opens no database (the token command): then no database setting is required. */
+  readonly opensDatabase?: boolean;
+}
 
 export interface AuthConfig {
   /** HS256 secret; absent when a public key is configured or a development secret is still to be created. */
@@ -199,8 +224,10 @@ function blankToUndefined(source: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** Reads the environment once; throws ConfigError naming every bad setting. */
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = environmentSchema.safeParse(blankToUndefined(source));
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): Config {
+  const schema =
+    options.opensDatabase === false ? environmentSchema : environmentSchema.superRefine(checkDatabaseChoice);
+  const parsed = schema.safeParse(blankToUndefined(source));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);

@@ -5,7 +5,8 @@ import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './dev-token
  * `npm run token [subject] [hours]`: prints a fresh HS256 token for AUTH_JWT_SECRET, or for the development
  * secret under DATA_DIR when none is configured.
  */
-const config = loadConfig();
+// The token needs no database: DATABASE_URL is not required of it.
+const config = loadConfig(process.env, { opensDatabase: false });
 if (config.auth.publicKey) {
   process.stderr.write('AUTH_JWT_PUBLIC_KEY is configured: tokens come from your identity provider\n');
   process.exit(1);

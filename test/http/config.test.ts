@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { rsaKeyPair } from '../support/jwt.js';
 
 const SECRET = 'a-secret-that-is-long-enough';
+const DATABASE = 'postgres://inventory@db:5432/inventory';
 
 function configError(environment: Record<string, string>): ConfigError {
   try {
@@ -179,12 +180,67 @@ describe('loadConfig refusals (D26)', () => {
 
   it('accepts production with a public key only', () => {
     const { publicKey } = rsaKeyPair();
-    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_PUBLIC_KEY: publicKey }).auth.publicKey).toBe(publicKey);
+    const config = loadConfig({ NODE_ENV: 'production', AUTH_JWT_PUBLIC_KEY: publicKey, DATABASE_URL: DATABASE });
+    expect(config.auth.publicKey).toBe(publicKey);
   });
 
   it('refuses both a secret and a public key', () => {
     const error = configError({ AUTH_JWT_SECRET: SECRET, AUTH_JWT_PUBLIC_KEY: rsaKeyPair().publicKey });
     expect(error.message).toContain('AUTH_JWT_PUBLIC_KEY');
     expect(error.message).toMatch(/not both/);
+  });
+});
+
+describe('loadConfig: where the data lives (issue 16)', () => {
+  const PRODUCTION = { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET };
+
+  it('refuses production without DATABASE_URL, naming it and EMBEDDED_POSTGRES', () => {
+    expect(configError(PRODUCTION).message).toBe(
+      'Invalid configuration: DATABASE_URL: is required in production ' +
+        '(or EMBEDDED_POSTGRES=true for an embedded PostgreSQL with its data under DATA_DIR)',
+    );
+  });
+
+  it('accepts production on the embedded PostgreSQL when EMBEDDED_POSTGRES=true asks for it', () => {
+    expect(loadConfig({ ...PRODUCTION, EMBEDDED_POSTGRES: 'true' }).databaseUrl).toBeUndefined();
+  });
+
+  it('accepts production with DATABASE_URL', () => {
+    expect(loadConfig({ ...PRODUCTION, DATABASE_URL: DATABASE }).databaseUrl).toBe(DATABASE);
+  });
+
+  it.each(['development', 'test'])('uses the embedded PostgreSQL in %s without being asked', (env) => {
+    expect(loadConfig({ NODE_ENV: env }).databaseUrl).toBeUndefined();
+  });
+
+  it('refuses EMBEDDED_POSTGRES=false without DATABASE_URL, also in development', () => {
+    expect(configError({ EMBEDDED_POSTGRES: 'false' }).message).toBe(
+      'Invalid configuration: DATABASE_URL: is required with EMBEDDED_POSTGRES=false',
+    );
+  });
+
+  it('uses DATABASE_URL whatever EMBEDDED_POSTGRES says', () => {
+    for (const embedded of ['true', 'false']) {
+      expect(loadConfig({ ...PRODUCTION, DATABASE_URL: DATABASE, EMBEDDED_POSTGRES: embedded }).databaseUrl).toBe(
+        DATABASE,
+      );
+    }
+  });
+
+  it('refuses an EMBEDDED_POSTGRES that is no boolean', () => {
+    expect(configError({ EMBEDDED_POSTGRES: 'perhaps' }).message).toBe(
+      'Invalid configuration: EMBEDDED_POSTGRES: must be true or false',
+    );
+  });
+
+  it('names a missing key and a missing database in one ConfigError', () => {
+    const error = configError({ NODE_ENV: 'production' });
+    expect(error.message).toMatch(
+      /^Invalid configuration: AUTH_JWT_SECRET: .*; DATABASE_URL: is required in production/,
+    );
+  });
+
+  it('requires no database setting of a command that opens no database (the token command)', () => {
+    expect(loadConfig(PRODUCTION, { opensDatabase: false }).auth.secret).toBe(SECRET);
   });
 });

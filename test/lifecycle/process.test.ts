@@ -163,6 +163,35 @@ describe('the service process refusing to start', () => {
     expect(service.stderr()).toContain('AUTH_JWT_SECRET');
     expect(existsSync(dataDir)).toBe(false);
   }, 20_000);
+
+  it('exits 1 naming DATABASE_URL and EMBEDDED_POSTGRES with NODE_ENV=production and no DATABASE_URL', async () => {
+    const dataDir = path.join(await tempDir(), 'never-created');
+    const service = await start({ NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, DATA_DIR: dataDir });
+    expect(await waitForExit(service, 15_000)).toStrictEqual({ code: 1, signal: null });
+    expect(service.stderr()).toBe(
+      'Invalid configuration: DATABASE_URL: is required in production ' +
+        '(or EMBEDDED_POSTGRES=true for an embedded PostgreSQL with its data under DATA_DIR)\n',
+    );
+    expect(service.stdout()).toBe('');
+    expect(existsSync(dataDir)).toBe(false);
+  }, 20_000);
+});
+
+describe('the service process in production with EMBEDDED_POSTGRES=true', () => {
+  it('starts on the embedded PostgreSQL under DATA_DIR, which was asked for, and exits 0 on SIGTERM', async () => {
+    const dataDir = await tempDir();
+    const service = await startUp({
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: SECRET,
+      EMBEDDED_POSTGRES: 'true',
+      DATA_DIR: dataDir,
+    });
+    const line = service.logEntries().find((entry) => entry.msg === 'using the embedded PostgreSQL');
+    expect(String(line?.database)).toMatch(/^embedded PostgreSQL on 127\.0\.0\.1:\d+, data in /);
+    expect(String(line?.database).endsWith(path.join(dataDir, 'postgres'))).toBe(true);
+    await stop(service);
+    expect(await processesUsing(dataDir)).toStrictEqual([]);
+  }, 60_000);
 });
 
 describe('the service process in development without a key', () => {

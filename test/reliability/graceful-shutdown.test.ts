@@ -36,6 +36,7 @@ beforeAll(async () => {
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
     AUTH_JWT_SECRET: TEST_SECRET,
+    EMBEDDED_POSTGRES: 'true',
     DATA_DIR: dataDir,
     // One connection per busy request, so none waits for the pool; a deadline far beyond the work, so the proof
     // is that the requests finish, not that the deadline cuts them.
@@ -184,6 +185,7 @@ describe('SIGTERM while clients keep their connections open (keep-alive)', () =>
         NODE_ENV: 'production',
         LOG_LEVEL: 'info',
         AUTH_JWT_SECRET: TEST_SECRET,
+        EMBEDDED_POSTGRES: 'true',
         DATA_DIR: drainDir,
         HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
         SHUTDOWN_TIMEOUT_MS: '60000',
