@@ -1,6 +1,10 @@
 # Inventory Service container image.
 #   docker build -t inventory-service .
 #   docker run --rm -p 8080:8080 -e DATABASE_URL=... -e AUTH_JWT_SECRET=... inventory-service
+# Operator commands run the compiled JS (the image has no TypeScript tools); each prints its usage with --help:
+#   docker run --rm -e AUTH_JWT_SECRET=... inventory-service node dist/http/token-cli.js alice 8
+#   docker run --rm -e DATABASE_URL=... -e AUTH_JWT_SECRET=... inventory-service node dist/db/migrate-cli.js
+# (`npm run --silent token -- alice 8` and `npm run migrate` run the same files.)
 # Without DATABASE_URL the service refuses to start, unless EMBEDDED_POSTGRES=true asks for an embedded PostgreSQL
 # under /app/data: then mount a volume there, or the data goes with the container.
 

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { onShutdownRequest, runPrimary } from './cluster.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfigOrExit } from './command-line.js';
+import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createTokenVerifier } from './http/auth.js';
@@ -137,16 +138,7 @@ function sweepExpiredIdempotencyRecords(database: Database, logger: Logger): voi
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  let config = loadConfigOrExit();
   const logger = createLogger(config);
   let database: Database | undefined;
   const fail = (error: unknown): void => {
