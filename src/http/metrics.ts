@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type pg from 'pg';
 import client from 'prom-client';
 import { metricsOfInstance } from '../cluster.js';
@@ -10,8 +10,12 @@ export interface Metrics {
   readonly observeRequests: RequestHandler;
 }
 
-/** Default process metrics, request durations by route pattern (never the raw path), and pool gauges. */
-export function createMetrics(pool: pg.Pool): Metrics {
+/**
+ * Default process metrics, request durations by route pattern (never the raw path), and pool gauges. An answer
+ * given before routing (a 401, a 405) is labelled with the pattern `patternFor` finds for it, so that a refused
+ * call to a real route stays apart from a scan of paths no route has (`unmatched`).
+ */
+export function createMetrics(pool: pg.Pool, patternFor: (req: Request) => string | undefined): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
 
@@ -23,7 +27,8 @@ export function createMetrics(pool: pg.Pool): Metrics {
     registers: [registry],
   });
   const gauges = [
-    ['db_pool_connections_total', 'Connections held by the pool', () => pool.totalCount],
+    // No `_total`: Prometheus reserves that suffix for counters, and this goes up and down.
+    ['db_pool_connections', 'Connections held by the pool, busy and idle', () => pool.totalCount],
     ['db_pool_connections_idle', 'Idle connections in the pool', () => pool.idleCount],
     ['db_pool_requests_waiting', 'Requests waiting for a pool connection', () => pool.waitingCount],
   ] as const;
@@ -41,7 +46,7 @@ export function createMetrics(pool: pg.Pool): Metrics {
   const observeRequests: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {
-      const routePath = (req.route as { path?: string } | undefined)?.path;
+      const routePath = (req.route as { path?: string } | undefined)?.path ?? patternFor(req);
       end({ method: req.method, route: routePath ?? 'unmatched', status: String(res.statusCode) });
     });
     next();

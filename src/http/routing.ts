@@ -267,7 +267,7 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
  */
 export class Routes {
   readonly router = express.Router({ caseSensitive: true });
-  private readonly matchers: { method: Method; matches: (path: string) => boolean }[] = [];
+  private readonly matchers: { method: Method; pattern: string; matches: (path: string) => boolean }[] = [];
 
   private readonly registry: OpenAPIRegistry | undefined;
   private readonly idempotency: Idempotency | undefined;
@@ -298,11 +298,25 @@ export class Routes {
     const method = definition.method.toLowerCase() as Lowercase<Method>;
     this.router[method](definition.path, ...handlers);
     const matcher = match(definition.path, { decode: false });
-    this.matchers.push({ method: definition.method, matches: (path) => matcher(path) !== false });
+    this.matchers.push({
+      method: definition.method,
+      pattern: definition.path,
+      matches: (path) => matcher(path) !== false,
+    });
     if (this.registry && !definition.doc.hidden) {
       this.registry.registerPath(routeConfig(definition, writes && this.idempotency !== undefined));
     }
     return this;
+  }
+
+  /**
+   * The pattern of the route a request was for, when it was answered before reaching one (a 401, a 405): the route
+   * of its own method that Express would have chosen, else the first route of any method with that path.
+   */
+  patternFor(method: string, path: string): string | undefined {
+    const routed = method === 'HEAD' ? 'GET' : method;
+    const candidates = this.matchers.filter((entry) => entry.matches(path));
+    return (candidates.find((entry) => entry.method === routed) ?? candidates[0])?.pattern;
   }
 
   allowedMethods(path: string): Method[] {

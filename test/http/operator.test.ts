@@ -83,7 +83,7 @@ describe('GET /actuator/prometheus', () => {
     // A raw id in a label would give every product its own time series.
     expect(text).not.toContain(pKey);
     for (const route of routeLabels(text)) expect(route).toMatch(/^(\/[\w\-.:{}]*)+$|^unmatched$/);
-    for (const gauge of ['db_pool_connections_total', 'db_pool_connections_idle', 'db_pool_requests_waiting']) {
+    for (const gauge of ['db_pool_connections', 'db_pool_connections_idle', 'db_pool_requests_waiting']) {
       expect(text).toContain(`# TYPE ${gauge} gauge`);
       expect(text).toMatch(new RegExp(`^${gauge} \\d+$`, 'm'));
     }
@@ -97,6 +97,36 @@ describe('GET /actuator/prometheus', () => {
     expect(response.text).toMatch(
       /^http_server_request_duration_seconds_count\{method="GET",route="\/v1\/products\/:pKey",status="404"\} \d+$/m,
     );
+  });
+});
+
+describe('GET /actuator/prometheus: answers given before routing (issue 16)', () => {
+  async function metricsText(): Promise<string> {
+    return (await request(ctx.app).get('/actuator/prometheus').set('Authorization', bearer())).text;
+  }
+
+  it('labels a 401 by the pattern of the route it was for, apart from a 401 on a path no route has', async () => {
+    expect((await request(ctx.app).get(`/v1/products/${randomUUID()}`)).status).toBe(401);
+    expect((await request(ctx.app).get('/wp-login.php')).status).toBe(401);
+    const text = await metricsText();
+    expect(text).toMatch(
+      /^http_server_request_duration_seconds_count\{method="GET",route="\/v1\/products\/:pKey",status="401"\} \d+$/m,
+    );
+    expect(text).toMatch(
+      /^http_server_request_duration_seconds_count\{method="GET",route="unmatched",status="401"\} \d+$/m,
+    );
+  });
+
+  it('labels a 405 by the pattern of the path, whose routes have other methods', async () => {
+    const refused = await request(ctx.app).patch('/v1/products/index').set('Authorization', bearer());
+    expect(refused.status).toBe(405);
+    expect(await metricsText()).toMatch(
+      /^http_server_request_duration_seconds_count\{method="PATCH",route="\/v1\/products\/index",status="405"\} \d+$/m,
+    );
+  });
+
+  it('never names db_pool_connections_total, a counter name for what is a gauge', async () => {
+    expect(await metricsText()).not.toContain('db_pool_connections_total');
   });
 });
 
