@@ -49,7 +49,8 @@ export interface AppDependencies {
 // A retry that meets its original still running waits this long for it before answering 409.
 const IDEMPOTENT_RETRY_WAIT_MS = 30_000;
 
-const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui']);
+// Browsers ask for /favicon.ico by themselves: the 404 handler answers it, not a 401 in every console (issue 16).
+const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui', '/favicon.ico']);
 
 /** D5: only these reads are open without a token. */
 function isPublic(req: Request): boolean {

@@ -31,6 +31,7 @@ const SWAGGER_PAGE = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>Inventory Service API</title>
+<link rel="icon" type="image/png" href="/swagger-ui/assets/favicon-32x32.png">
 <link rel="stylesheet" href="/swagger-ui/assets/swagger-ui.css">
 </head>
 <body>

@@ -188,6 +188,30 @@ describe('GET /swagger-ui', () => {
     expect(response.text.length).toBeGreaterThan(0);
   });
 
+  it('names an icon among its public assets, so the browser does not ask for /favicon.ico', async () => {
+    const page = await request(ctx.app).get('/swagger-ui');
+    const href = /<link rel="icon" type="image\/png" href="([^"]+)">/.exec(page.text)?.[1];
+    expect(href).toBe('/swagger-ui/assets/favicon-32x32.png');
+    const icon = await request(ctx.app).get(href ?? '');
+    expect(icon.status).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/png');
+  });
+
+  it.each([
+    ['without a token', {}],
+    ['with a token', { Authorization: bearer() }],
+  ])('answers /favicon.ico %s with 404 NoHandlerFoundException, never 401', async (_case, headers) => {
+    const response = await request(ctx.app).get('/favicon.ico').set(headers);
+    expectServerDeclined(response, {
+      status: 404,
+      error: 'Not Found',
+      exception: 'NoHandlerFoundException',
+      message: 'No endpoint GET /favicon.ico',
+      path: '/favicon.ico',
+    });
+    expect(response.headers['www-authenticate']).toBeUndefined();
+  });
+
   it('points the explorer at /v3/api-docs', async () => {
     const response = await request(ctx.app).get('/swagger-ui/explorer.js');
     expect(response.text).toContain("url: '/v3/api-docs'");
