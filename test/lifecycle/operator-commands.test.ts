@@ -24,9 +24,13 @@ interface Outcome {
   readonly stderr: string;
 }
 
-/** Runs a command with exactly the given environment (plus PATH and HOME) and collects what it printed. */
-function run(script: string, args: readonly string[], environment: Record<string, string>): Promise<Outcome> {
-  const child = spawn(process.execPath, [script, ...args], {
+/** Runs node (or another program) with exactly the given environment (plus PATH and HOME). */
+function run(
+  args: readonly string[],
+  environment: Record<string, string>,
+  program = process.execPath,
+): Promise<Outcome> {
+  const child = spawn(program, args, {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -56,7 +60,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   it.each([[['--help']], [['-h']], [['alice', '--help']]])(
     'prints the usage on stdout for %j, exits 0 and mints no token or secret',
     async (args) => {
-      const outcome = await run(TOKEN_CLI, args, { DATA_DIR: dataDir });
+      const outcome = await run([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
       expect(outcome.code).toBe(0);
       expect(outcome.stdout.startsWith(TOKEN_USAGE_FIRST_LINE)).toBe(true);
       expect(outcome.stdout).not.toMatch(/eyJ/);
@@ -72,7 +76,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     [['alice', '0'], "The hours must be a positive number, not '0'."],
     [[' '], 'The subject must not be blank.'],
   ])('refuses %j with exit 2, saying why and how it is called, minting nothing', async (args, problem) => {
-    const outcome = await run(TOKEN_CLI, args, { DATA_DIR: dataDir });
+    const outcome = await run([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr.startsWith(`${problem}\n\n${TOKEN_USAGE_FIRST_LINE}`)).toBe(true);
     expect(outcome.stdout).toBe('');
@@ -80,7 +84,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   });
 
   it('prints only a token for the subject and hours, in production without any database setting', async () => {
-    const outcome = await run(TOKEN_CLI, ['alice', '8'], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET });
+    const outcome = await run([TOKEN_CLI, 'alice', '8'], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET });
     expect(outcome).toMatchObject({ code: 0, stderr: '' });
     expect(outcome.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const claims = jwt.verify(outcome.stdout.trim(), SECRET, { algorithms: ['HS256'] }) as jwt.JwtPayload;
@@ -88,14 +92,21 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(8 * 3600);
   });
 
+  it('is what npm run --silent token runs on a built checkout, printing only the token', async () => {
+    const outcome = await run(['run', '--silent', 'token', '--', 'alice', '1'], { AUTH_JWT_SECRET: SECRET }, 'npm');
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    expect(jwt.verify(outcome.stdout.trim(), SECRET)).toMatchObject({ sub: 'alice' });
+  });
+
   it('takes a subject that starts with a dash after --', async () => {
-    const outcome = await run(TOKEN_CLI, ['--', '-robot-', '1'], { AUTH_JWT_SECRET: SECRET });
+    const outcome = await run([TOKEN_CLI, '--', '-robot-', '1'], { AUTH_JWT_SECRET: SECRET });
     expect(outcome.code).toBe(0);
     expect(jwt.verify(outcome.stdout.trim(), SECRET)).toMatchObject({ sub: '-robot-' });
   });
 
   it('exits 1 instead of printing a token the service would refuse as living too long', async () => {
-    const outcome = await run(TOKEN_CLI, ['alice', '2'], {
+    const outcome = await run([TOKEN_CLI, 'alice', '2'], {
       AUTH_JWT_SECRET: SECRET,
       AUTH_MAX_TOKEN_LIFETIME_SECONDS: '3600',
     });
@@ -107,7 +118,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   });
 
   it('exits 1 naming the missing key in production without AUTH_JWT_SECRET', async () => {
-    const outcome = await run(TOKEN_CLI, ['alice'], { NODE_ENV: 'production' });
+    const outcome = await run([TOKEN_CLI, 'alice'], { NODE_ENV: 'production' });
     expect(outcome).toStrictEqual({
       code: 1,
       stdout: '',
@@ -118,7 +129,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
 
 describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
   it('prints the usage on stdout for --help and exits 0 without opening a database', async () => {
-    const outcome = await run(MIGRATE_CLI, ['--help'], { DATA_DIR: dataDir });
+    const outcome = await run([MIGRATE_CLI, '--help'], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout.startsWith(MIGRATE_USAGE_FIRST_LINE)).toBe(true);
     expect(outcome.stderr).toBe('');
@@ -129,7 +140,7 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
     [['--dry-run'], "Unknown option '--dry-run'."],
     [['up'], "Unexpected argument 'up'."],
   ])('refuses %j with exit 2, saying why and how it is called', async (args, problem) => {
-    const outcome = await run(MIGRATE_CLI, args, { DATA_DIR: dataDir });
+    const outcome = await run([MIGRATE_CLI, ...args], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr.startsWith(`${problem}\n\n${MIGRATE_USAGE_FIRST_LINE}`)).toBe(true);
     expect(outcome.stdout).toBe('');
@@ -137,7 +148,7 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
   });
 
   it('exits 1 naming DATABASE_URL and EMBEDDED_POSTGRES in production without DATABASE_URL', async () => {
-    const outcome = await run(MIGRATE_CLI, [], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, DATA_DIR: dataDir });
+    const outcome = await run([MIGRATE_CLI], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, DATA_DIR: dataDir });
     expect(outcome).toStrictEqual({ code: 1, stdout: '', stderr: NO_DATABASE });
     expect(existsSync(dataDir)).toBe(false);
   });
@@ -152,10 +163,10 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
           .split('\n')
           .map((line) => (JSON.parse(line) as { msg: unknown }).msg);
 
-      const first = await run(MIGRATE_CLI, [], environment);
+      const first = await run([MIGRATE_CLI], environment);
       expect(first).toMatchObject({ code: 0, stderr: '' });
       expect(messages(first).at(-1)).toBe('migrations applied');
-      const second = await run(MIGRATE_CLI, [], environment);
+      const second = await run([MIGRATE_CLI], environment);
       expect(second).toMatchObject({ code: 0, stderr: '' });
       expect(messages(second).at(-1)).toBe('schema is up to date');
     } finally {
