@@ -2,7 +2,8 @@
 # Validates the container files without a Docker engine:
 #   1. docker-compose.yml with Debian's docker-compose 1.29 (installed via apt-get when missing),
 #   2. the AUTH_JWT_SECRET guard in docker-compose.yml,
-#   3. Dockerfile with dockerfilelint (devDependency).
+#   3. the example AUTH_JWT_SECRET in docker-compose.yml's header against the service's own rules,
+#   4. Dockerfile with dockerfilelint (devDependency).
 # Run from the project root: bash scripts/validate-container.sh
 set -euo pipefail
 
@@ -53,6 +54,26 @@ if command -v docker-compose >/dev/null 2>&1; then
     cat "$tmp/guard.err" >&2
     fail "docker-compose.yml: unexpected error when AUTH_JWT_SECRET is unset"
   fi
+fi
+
+# --- the documented example secret ---
+# Issue 16: an example the service refuses (under 16 characters) put the stack into a restart loop. Checked with the
+# service's own loadConfig, as the compose file runs it (production, a DATABASE_URL).
+example="$(sed -n 's/^#.*AUTH_JWT_SECRET=\([^ ]*\) docker.*/\1/p' docker-compose.yml | head -n 1)"
+accept_secret='import { loadConfig } from "./src/config.ts";
+try {
+  loadConfig({ NODE_ENV: "production", AUTH_JWT_SECRET: process.env.EXAMPLE_SECRET, DATABASE_URL: "postgres://db/inventory" });
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}'
+if [ -z "$example" ]; then
+  fail "docker-compose.yml: its header shows no 'AUTH_JWT_SECRET=… docker-compose up' example"
+elif EXAMPLE_SECRET="$example" npx --no-install tsx -e "$accept_secret" 2>"$tmp/secret.err"; then
+  ok "docker-compose.yml's example AUTH_JWT_SECRET is accepted by the service (${#example} characters)"
+else
+  grep -v '^npm warn' "$tmp/secret.err" >&2
+  fail "docker-compose.yml's example AUTH_JWT_SECRET is refused by the service"
 fi
 
 # --- Dockerfile lint ---
