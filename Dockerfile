@@ -7,6 +7,8 @@
 # (`npm run --silent token -- alice 8` and `npm run migrate` run the same files.)
 # Without DATABASE_URL the service refuses to start, unless EMBEDDED_POSTGRES=true asks for an embedded PostgreSQL
 # under /app/data: then mount a volume there, or the data goes with the container.
+# scripts/image-runtime-check.sh (CI) reproduces the runtime stage from this file without a container engine and runs
+# these commands in it; it fails on a runtime-stage instruction it does not know: keep the two in step.
 
 # ---- build stage: full install (incl. dev deps) and TypeScript compile ----
 FROM node:20-bookworm-slim AS build
