@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from '@asteasolutio
 import type { ZodObject, ZodType } from 'zod';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
+import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
@@ -28,6 +29,8 @@ export interface RouteDefinition {
   readonly produces?: readonly string[];
   /** Accepted request bodies; omitted when the operation reads no body. */
   readonly consumes?: readonly BodyKind[];
+  /** The body is an array of many resources: read up to the bulk limit instead of the limit of one resource. */
+  readonly bulk?: boolean;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -85,17 +88,17 @@ interface BodyParserError {
 }
 
 /** Whatever goes wrong while reading a body (bad encoding, broken compression, an aborted upload) is the client's. */
-function translateBodyError(error: unknown, limit: string): unknown {
+function translateBodyError(error: unknown, limit: ByteSize): unknown {
   const failure = error as BodyParserError;
-  if (failure?.type === 'entity.too.large') return payloadTooLarge(limit);
+  if (failure?.type === 'entity.too.large') return payloadTooLarge(limit.text);
   return unreadableBody(failure?.message ?? 'the body could not be read');
 }
 
-function readBody(consumes: readonly BodyKind[] | undefined, limit: string): RequestHandler[] {
+function readBody(consumes: readonly BodyKind[] | undefined, limit: ByteSize): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
-  const jsonText = express.text({ type: CONSUMED_TYPES.json as string[], limit });
-  const form = express.urlencoded({ extended: false, limit, parameterLimit: 1000 });
+  const jsonText = express.text({ type: CONSUMED_TYPES.json as string[], limit: limit.bytes });
+  const form = express.urlencoded({ extended: false, limit: limit.bytes, parameterLimit: 1000 });
 
   const checkType: RequestHandler = (req, _res, next) => {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -164,7 +167,14 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
   }
   if (definition.consumes) {
     add(400, serverError('The body is not readable (malformed JSON, broken encoding)'));
-    add(413, serverError('The body exceeds the limit'));
+    add(
+      413,
+      serverError(
+        definition.bulk
+          ? 'The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured)'
+          : 'The body exceeds the limit (BODY_LIMIT, 1 MB unless configured)',
+      ),
+    );
     add(415, serverError('The body is of a media type the operation does not read'));
   }
   if (!doc.public) {
@@ -266,7 +276,7 @@ export class Routes {
   private readonly requiredScopes: RequiredScopes;
 
   constructor(
-    private readonly bodyLimit: string,
+    private readonly bodyLimits: BodyLimits,
     options: { registry?: OpenAPIRegistry; idempotency?: Idempotency; requiredScopes?: RequiredScopes } = {},
   ) {
     this.registry = options.registry;
@@ -281,7 +291,7 @@ export class Routes {
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
       ...(scopes.length > 0 ? [requireScopes(scopes)] : []),
       ...(definition.produces ? [negotiate(definition.produces)] : []),
-      ...readBody(definition.consumes, this.bodyLimit),
+      ...readBody(definition.consumes, definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),
       // Express 5 forwards a rejected promise to the error handler.
       (req: Request, res: Response) => definition.handler(req, res),
