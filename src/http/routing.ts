@@ -1,4 +1,5 @@
 import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { Hash } from 'node:crypto';
 import type { ZodObject, ZodType } from 'zod';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
@@ -6,8 +7,9 @@ import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
+import { declaredLength, readText } from './body.js';
 import { isXmlType } from './media-types.js';
-import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
+import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
 import { apiError, mergeResponses, serverError, type ResponseDoc } from '../openapi/responses.js';
 
@@ -89,24 +91,47 @@ interface BodyParserError {
 
 /** Whatever goes wrong while reading a body (bad encoding, broken compression, an aborted upload) is the client's. */
 function translateBodyError(error: unknown, limit: ByteSize): unknown {
+  if (error instanceof ServerError) return error;
   const failure = error as BodyParserError;
   if (failure?.type === 'entity.too.large') return payloadTooLarge(limit.text);
   return unreadableBody(failure?.message ?? 'the body could not be read');
 }
 
-function readBody(consumes: readonly BodyKind[] | undefined, limit: ByteSize): RequestHandler[] {
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+interface BodyReading {
+  readonly limit: ByteSize;
+  /** The idempotency hash to feed with a JSON body's text as it is read, when the request asks for one. */
+  readonly hashOf?: (req: Request) => Hash | undefined;
+}
+
+function readBody(consumes: readonly BodyKind[] | undefined, { limit, hashOf }: BodyReading): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
-  const jsonText = express.text({ type: CONSUMED_TYPES.json as string[], limit: limit.bytes });
   const form = express.urlencoded({ extended: false, limit: limit.bytes, parameterLimit: 1000 });
 
   const checkType: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (!hasBody) return next();
+    if (!hasBody(req)) return next();
     if (!req.is(accepted as string[])) {
       return next(unsupportedMediaType(req.headers['content-type'] ?? '(none)', accepted));
     }
     next();
+  };
+  // A declared length over the limit is refused before anything is read.
+  const admit: RequestHandler = (req, _res, next) => {
+    const length = declaredLength(req);
+    if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
+    next();
+  };
+  const readJson = (req: Request, done: (error?: unknown) => void): void => {
+    const hash = hashOf?.(req);
+    readText(req, limit, hash && ((piece) => hash.update(piece))).then((text) => {
+      if (hash) req.requestHash = hash.digest('hex');
+      req.body = text;
+      done();
+    }, done);
   };
   const parse: RequestHandler = (req, res, next) => {
     const done = (error?: unknown): void => {
@@ -117,7 +142,6 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: ByteSize): R
         } else {
           const text = req.body;
           try {
-            req.rawBody = text;
             req.body = parseJson(text);
           } catch (parseError) {
             return next(unreadableBody(`malformed JSON (${(parseError as Error).message})`));
@@ -129,11 +153,11 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: ByteSize): R
       }
       next();
     };
-    if (consumes.includes('json') && req.is(CONSUMED_TYPES.json as string[])) return jsonText(req, res, done);
+    if (consumes.includes('json') && req.is(CONSUMED_TYPES.json as string[])) return readJson(req, done);
     if (consumes.includes('form') && req.is(CONSUMED_TYPES.form as string[])) return form(req, res, done);
     next();
   };
-  return [checkType, parse];
+  return [checkType, admit, parse];
 }
 
 /** Express path syntax → OpenAPI path syntax. */
@@ -166,7 +190,7 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
     add(400, apiError('The request is not valid', ['core.validation.error']));
   }
   if (definition.consumes) {
-    add(400, serverError('The body is not readable (malformed JSON, broken encoding)'));
+    add(400, serverError('The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression)'));
     add(
       413,
       serverError(
@@ -264,8 +288,8 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
 
 /**
  * The service's route table. Each route runs, in D5's order: content negotiation (406), content type (415),
- * body parsing (400/413), then its handler (which validates). The table also answers which methods a path
- * allows, so unknown methods get 405 and unknown paths 404.
+ * a declared length over the limit (413), body parsing (400/413), then its handler (which validates). The table
+ * also answers which methods a path allows, so unknown methods get 405 and unknown paths 404.
  */
 export class Routes {
   readonly router = express.Router({ caseSensitive: true });
@@ -291,7 +315,10 @@ export class Routes {
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
       ...(scopes.length > 0 ? [requireScopes(scopes)] : []),
       ...(definition.produces ? [negotiate(definition.produces)] : []),
-      ...readBody(definition.consumes, definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit),
+      ...readBody(definition.consumes, {
+        limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
+        hashOf: writes ? this.idempotency?.hashOf : undefined,
+      }),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),
       // Express 5 forwards a rejected promise to the error handler.
       (req: Request, res: Response) => definition.handler(req, res),
