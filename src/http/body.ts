@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Readable, Transform } from 'node:stream';
 import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -94,4 +94,58 @@ export function readText(req: Request, limit: ByteSize, onPiece?: (piece: string
     const onError = (error: Error): void => finish(unreadableBody(error.message || 'the body could not be read'));
     source.on('data', onData).on('end', onEnd).on('error', onError);
   });
+}
+
+interface Waiting {
+  readonly size: number;
+  readonly admit: () => void;
+}
+
+/**
+ * The bodies being read and handled at once add up to at most `capacity` bytes, each counted at its declared
+ * length or, unknown, at its limit; a request that would go beyond waits, in arrival order, before its body is
+ * read. What a body costs lasts until its answer is sent: the parsed values live that long, at many times the
+ * body's size, so ten bulk bodies at once would otherwise hold ten of those (issue 15).
+ */
+export class BodyBudget {
+  private used = 0;
+  private readonly waiting: Waiting[] = [];
+
+  constructor(private readonly capacity: number) {}
+
+  /** Resolves once the request may read its body; the share is given back when the response closes. */
+  take(size: number, res: Response): Promise<void> {
+    return new Promise((resolve) => {
+      let admitted = false;
+      const entry: Waiting = {
+        size,
+        admit: () => {
+          admitted = true;
+          this.used += size;
+          resolve();
+        },
+      };
+      res.once('close', () => {
+        if (admitted) {
+          this.used -= size;
+        } else {
+          // The client left while waiting.
+          this.waiting.splice(this.waiting.indexOf(entry), 1);
+        }
+        this.admitWaiting();
+      });
+      this.waiting.push(entry);
+      this.admitWaiting();
+    });
+  }
+
+  private admitWaiting(): void {
+    for (;;) {
+      const next = this.waiting[0];
+      // The first always goes when nothing else runs, so no body can wait forever.
+      if (!next || (this.used > 0 && this.used + next.size > this.capacity)) return;
+      this.waiting.shift();
+      next.admit();
+    }
+  }
 }

@@ -7,7 +7,7 @@ import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
-import { declaredLength, readText } from './body.js';
+import { BodyBudget, declaredLength, readText } from './body.js';
 import { isXmlType } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
@@ -103,11 +103,12 @@ function hasBody(req: Request): boolean {
 
 interface BodyReading {
   readonly limit: ByteSize;
+  readonly budget: BodyBudget;
   /** The idempotency hash to feed with a JSON body's text as it is read, when the request asks for one. */
   readonly hashOf?: (req: Request) => Hash | undefined;
 }
 
-function readBody(consumes: readonly BodyKind[] | undefined, { limit, hashOf }: BodyReading): RequestHandler[] {
+function readBody(consumes: readonly BodyKind[] | undefined, { limit, budget, hashOf }: BodyReading): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
   const form = express.urlencoded({ extended: false, limit: limit.bytes, parameterLimit: 1000 });
@@ -119,11 +120,12 @@ function readBody(consumes: readonly BodyKind[] | undefined, { limit, hashOf }: 
     }
     next();
   };
-  // A declared length over the limit is refused before anything is read.
-  const admit: RequestHandler = (req, _res, next) => {
+  // A declared length over the limit is refused before anything is read or waited for.
+  const admit: RequestHandler = (req, res, next) => {
+    if (!hasBody(req)) return next();
     const length = declaredLength(req);
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
-    next();
+    void budget.take(length ?? limit.bytes, res).then(() => next());
   };
   const readJson = (req: Request, done: (error?: unknown) => void): void => {
     const hash = hashOf?.(req);
@@ -288,8 +290,9 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
 
 /**
  * The service's route table. Each route runs, in D5's order: content negotiation (406), content type (415),
- * a declared length over the limit (413), body parsing (400/413), then its handler (which validates). The table
- * also answers which methods a path allows, so unknown methods get 405 and unknown paths 404.
+ * a declared length over the limit (413) and the body's turn in the budget, body parsing (400/413), then its
+ * handler (which validates). The table also answers which methods a path allows, so unknown methods get 405 and
+ * unknown paths 404.
  */
 export class Routes {
   readonly router = express.Router({ caseSensitive: true });
@@ -298,11 +301,13 @@ export class Routes {
   private readonly registry: OpenAPIRegistry | undefined;
   private readonly idempotency: Idempotency | undefined;
   private readonly requiredScopes: RequiredScopes;
+  private readonly budget: BodyBudget;
 
   constructor(
     private readonly bodyLimits: BodyLimits,
     options: { registry?: OpenAPIRegistry; idempotency?: Idempotency; requiredScopes?: RequiredScopes } = {},
   ) {
+    this.budget = new BodyBudget(bodyLimits.budget.bytes);
     this.registry = options.registry;
     this.idempotency = options.idempotency;
     this.requiredScopes = options.requiredScopes ?? { read: [], write: [] };
@@ -317,6 +322,7 @@ export class Routes {
       ...(definition.produces ? [negotiate(definition.produces)] : []),
       ...readBody(definition.consumes, {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
+        budget: this.budget,
         hashOf: writes ? this.idempotency?.hashOf : undefined,
       }),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),

@@ -93,13 +93,18 @@ interface RawAnswer {
   body?: Record<string, unknown>;
 }
 
-/** A request written by hand: `chunks` are sent as they are, with Transfer-Encoding chunked unless a length is set. */
-function rawRequest(path: string, headers: Record<string, string>, chunks: readonly Buffer[]): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, {
-      method: 'POST',
-      headers: { Authorization: bearer(), 'Content-Type': 'application/json', ...headers },
-    });
+interface OpenRequest {
+  readonly req: http.ClientRequest;
+  readonly answer: Promise<RawAnswer>;
+}
+
+/** A POST written by hand, left open: with Transfer-Encoding chunked unless the headers set a length. */
+function openRequest(path: string, headers: Record<string, string> = {}): OpenRequest {
+  const req = http.request(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { Authorization: bearer(), 'Content-Type': 'application/json', ...headers },
+  });
+  const answer = new Promise<RawAnswer>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
@@ -108,10 +113,24 @@ function rawRequest(path: string, headers: Record<string, string>, chunks: reado
       );
     });
     req.on('error', reject);
-    for (const chunk of chunks) req.write(chunk);
-    // A request that declares more than it sends stays open: its answer must come before the body does.
-    if (headers['Content-Length'] === undefined) req.end();
   });
+  req.flushHeaders();
+  return { req, answer };
+}
+
+/** The chunks sent one by one; a request that declares a length keeps it and stays open after them. */
+function rawRequest(path: string, headers: Record<string, string>, chunks: readonly Buffer[]): Promise<RawAnswer> {
+  const { req, answer } = openRequest(path, headers);
+  for (const chunk of chunks) req.write(chunk);
+  if (headers['Content-Length'] === undefined) req.end();
+  return answer;
+}
+
+/** Whether the promise is still pending a little later. */
+async function stillPending(promise: Promise<unknown>, ms = 300): Promise<boolean> {
+  const pending = Symbol('pending');
+  const first = await Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(pending), ms))]);
+  return first === pending;
 }
 
 describe('body limits per operation (issue 15)', () => {
@@ -255,5 +274,57 @@ describe('bytes that are no UTF-8 (issue 15: once stored as U+FFFD)', () => {
     });
 
     expectUnreadable(response, 'unsupported charset "KLINGON"', '/v1/products');
+  });
+});
+
+describe('the body budget: what the bodies read and handled at once may add up to (issue 15)', () => {
+  const productBody = (sku: string): string => JSON.stringify([aProduct({ sku })]);
+  // Answered as soon as it is read, without the database: a 400 that shows when the body was read.
+  const unreadable = (): Promise<number> => post('/v1/products', '[{').then((response) => response.status);
+
+  it('makes a body wait while the bodies in flight fill the budget, and reads it once they are answered', async () => {
+    const sku = uniqueSku('BUDGET-A');
+    // Chunked, so it counts at the whole bulk limit, which is the whole budget here.
+    const holding = openRequest('/v1/products');
+    holding.req.write(productBody(sku).slice(0, 10));
+    const waiting = unreadable();
+
+    expect(await stillPending(waiting, 1000)).toBe(true);
+
+    holding.req.end(productBody(sku).slice(10));
+    expect(await holding.answer).toEqual({ status: 201 });
+    expect(await waiting).toBe(400);
+    expect(await productsLike(sku)).toBe(1);
+  });
+
+  it('gives up the place of a client that leaves while waiting', async () => {
+    const sku = uniqueSku('BUDGET-C');
+    const holding = openRequest('/v1/products');
+    holding.req.write(productBody(sku).slice(0, 10));
+    const leaving = openRequest('/v1/products', { 'Content-Length': String(BULK_LIMIT) });
+    leaving.answer.catch(() => undefined);
+    const waiting = unreadable();
+    expect(await stillPending(waiting)).toBe(true);
+
+    leaving.req.destroy();
+    holding.req.end(productBody(sku).slice(10));
+
+    expect(await holding.answer).toEqual({ status: 201 });
+    expect(await waiting).toBe(400);
+  });
+
+  it('reads bodies that fit in the budget together at once', async () => {
+    const bodies = Array.from({ length: 4 }, () => padded([aProduct({ sku: uniqueSku('BUDGET-F') })], LIMIT));
+    const started = bodies.map(() => openRequest('/v1/products', { 'Content-Length': String(LIMIT) }));
+    started.forEach(({ req }, index) => req.write(bodies[index]!.slice(0, 100)));
+
+    // Four times the limit of one is the budget: the last one is read while the first three are still open.
+    const last = started.pop()!;
+    last.req.end(bodies[3]!.slice(100));
+    expect(await last.answer).toEqual({ status: 201 });
+    expect(await stillPending(Promise.race(started.map(({ answer }) => answer)))).toBe(true);
+
+    started.forEach(({ req }, index) => req.end(bodies[index]!.slice(100)));
+    expect(await Promise.all(started.map(({ answer }) => answer))).toEqual(Array(3).fill({ status: 201 }));
   });
 });
