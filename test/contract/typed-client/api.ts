@@ -679,6 +679,7 @@ export interface components {
             };
           }[]
         | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -712,6 +713,7 @@ export interface components {
       description?: string | null;
       quantity: components['schemas']['PositiveQuantity'];
       dimension?: components['schemas']['Dimension'];
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -853,6 +855,7 @@ export interface components {
             };
           }[]
         | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1301,6 +1304,7 @@ export interface components {
         carrierType?: string | null;
       } | null;
       physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1348,6 +1352,7 @@ export interface components {
         carrierType?: string | null;
       } | null;
       physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1924,7 +1929,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -1993,7 +1998,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2070,7 +2075,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2117,7 +2122,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2491,7 +2496,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2549,7 +2554,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2722,7 +2727,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2780,7 +2785,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2953,7 +2958,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3011,7 +3016,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3198,7 +3203,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3245,7 +3250,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3417,7 +3422,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3475,7 +3480,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3555,7 +3560,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3624,7 +3629,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3803,7 +3808,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3861,7 +3866,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3936,7 +3941,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3994,7 +3999,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4169,7 +4174,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4238,7 +4243,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4515,7 +4520,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4573,7 +4578,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4665,7 +4670,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4734,7 +4739,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4819,7 +4824,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4877,7 +4882,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5331,7 +5336,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5400,7 +5405,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5493,7 +5498,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5551,7 +5556,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5849,7 +5854,7 @@ export interface operations {
           'application/json': components['schemas']['AllocationResult'][];
         };
       };
-      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5918,7 +5923,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
