@@ -42,9 +42,9 @@ function decoderFor(req: Request): TextDecoder {
 
 /**
  * Reads a body as text, decoded piece by piece as it arrives, so its bytes are never held whole; `onPiece` sees
- * each piece (the idempotency hash is fed so, instead of keeping the text). Invalid bytes for the charset, once
- * replaced by U+FFFD and stored, are a 400 now; beyond `limit` (counted after decompression) a 413. On a refusal
- * the rest of the body is read off unkept, so the answer reaches a client that is still sending.
+ * each piece, so a hash of the body needs no copy of it. Bytes that are no character in the charset (once stored
+ * as U+FFFD) are a 400; beyond `limit`, counted after decompression, a 413. On a refusal the rest of the body is
+ * read off unkept, so the answer reaches a client that is still sending.
  */
 export function readText(req: Request, limit: ByteSize, onPiece?: (piece: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {

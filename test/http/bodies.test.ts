@@ -313,6 +313,20 @@ describe('the body budget: what the bodies read and handled at once may add up t
     expect(await waiting).toBe(400);
   });
 
+  it.each<[string, Record<string, string>]>([
+    ['plain', {}],
+    ['gzip-compressed', { 'Content-Encoding': 'gzip' }],
+  ])('gives back the share of a %s body whose client leaves in the middle of it', async (_what, headers) => {
+    const leaving = openRequest('/v1/products', headers);
+    leaving.answer.catch(() => undefined);
+    leaving.req.write(headers['Content-Encoding'] ? gzipSync('[{"sku":').subarray(0, 12) : '[{"sku":');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    leaving.req.destroy();
+
+    // The leaving body counted at the whole budget: this one is read only if its share came back.
+    expect(await unreadable()).toBe(400);
+  });
+
   it('reads bodies that fit in the budget together at once', async () => {
     const bodies = Array.from({ length: 4 }, () => padded([aProduct({ sku: uniqueSku('BUDGET-F') })], LIMIT));
     const started = bodies.map(() => openRequest('/v1/products', { 'Content-Length': String(LIMIT) }));
