@@ -74,7 +74,7 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
     ttlSeconds: config.idempotencyTtlSeconds,
     waitMs: IDEMPOTENT_RETRY_WAIT_MS,
   });
-  const routes = new Routes(config.bodyLimit, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
+  const routes = new Routes(config.bodies, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
   const metrics = createMetrics(pool, (req) => routes.patternFor(req.method, req.path));
   events.registerMetrics(metrics.registry);
   let apiDocument: object | undefined;

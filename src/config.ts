@@ -11,10 +11,26 @@ const booleanFlag = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMillis = z.coerce.number().int().min(1).max(3_600_000);
 
-/** Accepts what body-parser accepts: a byte count or a number with b/kb/mb/gb. */
+/** A size as written in the environment, and in bytes. */
+export interface ByteSize {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+const BYTE_SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
+const BYTES_PER_UNIT: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** Accepts what body-parser accepts: a byte count or a number with b/kb/mb/gb (of 1024). */
 const byteSize = z
   .string()
-  .regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, { message: "must be a size such as '64mb' or '1048576'" });
+  .regex(BYTE_SIZE, { message: "must be a size such as '64mb' or '1048576'" })
+  .transform((text): ByteSize => {
+    const [, amount, unit = 'b'] = BYTE_SIZE.exec(text)!;
+    return { text, bytes: Math.floor(Number(amount) * BYTES_PER_UNIT[unit.toLowerCase()]!) };
+  });
+
+const DEFAULT_BODY_LIMIT: ByteSize = { text: '1mb', bytes: 1024 ** 2 };
+const DEFAULT_BULK_BODY_LIMIT: ByteSize = { text: '64mb', bytes: 64 * 1024 ** 2 };
 
 /** `inventory.read inventory.audit` or `inventory.read,inventory.audit`. */
 const scopeList = z
@@ -74,7 +90,9 @@ const environmentSchema = z
     AUTH_REQUIRED_SCOPES_READ: scopeList,
     AUTH_REQUIRED_SCOPES_WRITE: scopeList,
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-    BODY_LIMIT: byteSize.default('64mb'),
+    BODY_LIMIT: byteSize.optional(),
+    BULK_BODY_LIMIT: byteSize.optional(),
+    BODY_BUDGET: byteSize.optional(),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
       .string()
@@ -114,6 +132,13 @@ const environmentSchema = z
     EMBEDDED_POSTGRES: booleanFlag.optional(),
   })
   .superRefine((env, ctx) => {
+    const bodies = bodyLimitsOf(env);
+    if (bodies.bulkLimit.bytes < bodies.limit.bytes) {
+      ctx.addIssue({ code: 'custom', path: ['BULK_BODY_LIMIT'], message: 'must not be smaller than BODY_LIMIT' });
+    }
+    if (bodies.budget.bytes < bodies.bulkLimit.bytes) {
+      ctx.addIssue({ code: 'custom', path: ['BODY_BUDGET'], message: 'must not be smaller than BULK_BODY_LIMIT' });
+    }
     if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
       ctx.addIssue({
         code: 'custom',
@@ -154,6 +179,25 @@ export interface LoadOptions {
   readonly opensDatabase?: boolean;
 }
 
+/** Request bodies (README, Configuration). */
+export interface BodyLimits {
+  /** Of an operation on one resource. */
+  readonly limit: ByteSize;
+  /** Of a bulk operation (an array of resources). */
+  readonly bulkLimit: ByteSize;
+  /** What the bodies being read and handled at once may add up to; more wait their turn. */
+  readonly budget: ByteSize;
+}
+
+/**
+ * BODY_LIMIT set alone keeps its former meaning, the one limit of every operation, so a deployment that raised
+ * (or lowered) it for its bulk loads goes on as before.
+ */
+function bodyLimitsOf(env: { BODY_LIMIT?: ByteSize; BULK_BODY_LIMIT?: ByteSize; BODY_BUDGET?: ByteSize }): BodyLimits {
+  const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
+  return { limit: env.BODY_LIMIT ?? DEFAULT_BODY_LIMIT, bulkLimit, budget: env.BODY_BUDGET ?? bulkLimit };
+}
+
 export interface AuthConfig {
   /** HS256 secret; absent when a public key is configured or a development secret is still to be created. */
   readonly secret?: string;
@@ -183,7 +227,7 @@ export interface Config {
   };
   readonly auth: AuthConfig;
   readonly logLevel: (typeof LOG_LEVELS)[number];
-  readonly bodyLimit: string;
+  readonly bodies: BodyLimits;
   readonly trustProxy: boolean;
   /** Issue 15: where hrefs point instead of the request's host, and which hosts a request may name. */
   readonly publicBaseUrl?: string;
@@ -256,7 +300,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       requiredScopes: Object.freeze({ read: env.AUTH_REQUIRED_SCOPES_READ, write: env.AUTH_REQUIRED_SCOPES_WRITE }),
     }),
     logLevel: env.LOG_LEVEL,
-    bodyLimit: env.BODY_LIMIT,
+    bodies: Object.freeze(bodyLimitsOf(env)),
     trustProxy: env.TRUST_PROXY,
     publicBaseUrl: env.PUBLIC_BASE_URL,
     allowedHosts: env.ALLOWED_HOSTS,

@@ -1,12 +1,15 @@
 import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { Hash } from 'node:crypto';
 import type { ZodObject, ZodType } from 'zod';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { match } from 'path-to-regexp';
+import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
+import { BodyBudget, declaredLength, readText } from './body.js';
 import { isXmlType } from './media-types.js';
-import { notAcceptable, payloadTooLarge, unreadableBody, unsupportedMediaType } from './server-error.js';
+import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
 import { apiError, mergeResponses, serverError, type ResponseDoc } from '../openapi/responses.js';
 
@@ -28,6 +31,8 @@ export interface RouteDefinition {
   readonly produces?: readonly string[];
   /** Accepted request bodies; omitted when the operation reads no body. */
   readonly consumes?: readonly BodyKind[];
+  /** The body is an array of many resources: read up to the bulk limit instead of the limit of one resource. */
+  readonly bulk?: boolean;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -85,25 +90,50 @@ interface BodyParserError {
 }
 
 /** Whatever goes wrong while reading a body (bad encoding, broken compression, an aborted upload) is the client's. */
-function translateBodyError(error: unknown, limit: string): unknown {
+function translateBodyError(error: unknown, limit: ByteSize): unknown {
+  if (error instanceof ServerError) return error;
   const failure = error as BodyParserError;
-  if (failure?.type === 'entity.too.large') return payloadTooLarge(limit);
+  if (failure?.type === 'entity.too.large') return payloadTooLarge(limit.text);
   return unreadableBody(failure?.message ?? 'the body could not be read');
 }
 
-function readBody(consumes: readonly BodyKind[] | undefined, limit: string): RequestHandler[] {
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+interface BodyReading {
+  readonly limit: ByteSize;
+  readonly budget: BodyBudget;
+  /** The idempotency hash to feed with a JSON body's text as it is read, when the request asks for one. */
+  readonly hashOf?: (req: Request) => Hash | undefined;
+}
+
+function readBody(consumes: readonly BodyKind[] | undefined, { limit, budget, hashOf }: BodyReading): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
-  const jsonText = express.text({ type: CONSUMED_TYPES.json as string[], limit });
-  const form = express.urlencoded({ extended: false, limit, parameterLimit: 1000 });
+  const form = express.urlencoded({ extended: false, limit: limit.bytes, parameterLimit: 1000 });
 
   const checkType: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (!hasBody) return next();
+    if (!hasBody(req)) return next();
     if (!req.is(accepted as string[])) {
       return next(unsupportedMediaType(req.headers['content-type'] ?? '(none)', accepted));
     }
     next();
+  };
+  // A declared length over the limit is refused before anything is read or waited for.
+  const admit: RequestHandler = (req, res, next) => {
+    if (!hasBody(req)) return next();
+    const length = declaredLength(req);
+    if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
+    void budget.take(length ?? limit.bytes, res).then(() => next());
+  };
+  const readJson = (req: Request, done: (error?: unknown) => void): void => {
+    const hash = hashOf?.(req);
+    readText(req, limit, hash && ((piece) => hash.update(piece))).then((text) => {
+      if (hash) req.requestHash = hash.digest('hex');
+      req.body = text;
+      done();
+    }, done);
   };
   const parse: RequestHandler = (req, res, next) => {
     const done = (error?: unknown): void => {
@@ -114,7 +144,6 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: string): Req
         } else {
           const text = req.body;
           try {
-            req.rawBody = text;
             req.body = parseJson(text);
           } catch (parseError) {
             return next(unreadableBody(`malformed JSON (${(parseError as Error).message})`));
@@ -130,11 +159,11 @@ function readBody(consumes: readonly BodyKind[] | undefined, limit: string): Req
       }
       next();
     };
-    if (consumes.includes('json') && req.is(CONSUMED_TYPES.json as string[])) return jsonText(req, res, done);
+    if (consumes.includes('json') && req.is(CONSUMED_TYPES.json as string[])) return readJson(req, done);
     if (consumes.includes('form') && req.is(CONSUMED_TYPES.form as string[])) return form(req, res, done);
     next();
   };
-  return [checkType, parse];
+  return [checkType, admit, parse];
 }
 
 /** Express path syntax → OpenAPI path syntax. */
@@ -168,8 +197,15 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
     add(400, apiError('The request is not valid', ['core.validation.error']));
   }
   if (definition.consumes) {
-    add(400, serverError('The body is not readable (malformed JSON, broken encoding)'));
-    add(413, serverError('The body exceeds the limit'));
+    add(400, serverError('The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression)'));
+    add(
+      413,
+      serverError(
+        definition.bulk
+          ? 'The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured)'
+          : 'The body exceeds the limit (BODY_LIMIT, 1 MB unless configured)',
+      ),
+    );
     add(415, serverError('The body is of a media type the operation does not read'));
   }
   if (!doc.public) {
@@ -262,8 +298,9 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
 
 /**
  * The service's route table. Each route runs, in D5's order: content negotiation (406), content type (415),
- * body parsing (400/413), then its handler (which validates). The table also answers which methods a path
- * allows, so unknown methods get 405 and unknown paths 404.
+ * a declared length over the limit (413) and the body's turn in the budget, body parsing (400/413), then its
+ * handler (which validates). The table also answers which methods a path allows, so unknown methods get 405 and
+ * unknown paths 404.
  */
 export class Routes {
   readonly router = express.Router({ caseSensitive: true });
@@ -272,11 +309,13 @@ export class Routes {
   private readonly registry: OpenAPIRegistry | undefined;
   private readonly idempotency: Idempotency | undefined;
   private readonly requiredScopes: RequiredScopes;
+  private readonly budget: BodyBudget;
 
   constructor(
-    private readonly bodyLimit: string,
+    private readonly bodyLimits: BodyLimits,
     options: { registry?: OpenAPIRegistry; idempotency?: Idempotency; requiredScopes?: RequiredScopes } = {},
   ) {
+    this.budget = new BodyBudget(bodyLimits.budget.bytes);
     this.registry = options.registry;
     this.idempotency = options.idempotency;
     this.requiredScopes = options.requiredScopes ?? { read: [], write: [] };
@@ -289,7 +328,11 @@ export class Routes {
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
       ...(scopes.length > 0 ? [requireScopes(scopes)] : []),
       ...(definition.produces ? [negotiate(definition.produces)] : []),
-      ...readBody(definition.consumes, this.bodyLimit),
+      ...readBody(definition.consumes, {
+        limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
+        budget: this.budget,
+        hashOf: writes ? this.idempotency?.hashOf : undefined,
+      }),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),
       // Express 5 forwards a rejected promise to the error handler.
       (req: Request, res: Response) => definition.handler(req, res),

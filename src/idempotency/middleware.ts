@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type pg from 'pg';
 import { transactionParticipants, type TransactionParticipant } from '../db/tx.js';
@@ -7,8 +7,8 @@ import { deleteExpiredRecord, insertClaim, selectRecord, storeResponse, type Cla
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The request body as it arrived (JSON text), for the idempotency hash. */
-    rawBody?: string;
+    /** The idempotency hash, taken while the JSON body was read so that its text need not be kept (issue 15). */
+    requestHash?: string;
   }
 }
 
@@ -20,6 +20,8 @@ export interface IdempotencyOptions {
 }
 
 export interface Idempotency {
+  /** A hash to feed with the JSON body's text as it is read, for a request with an Idempotency-Key. */
+  readonly hashOf: (req: Request) => Hash | undefined;
   readonly before: RequestHandler;
   readonly afterError: ErrorRequestHandler;
 }
@@ -45,9 +47,16 @@ const inProgress = (key: string): ApiError =>
     { obj: [key] },
   );
 
+/** Of the method, the URL and the body as it arrived: a retry must send the same. */
+function requestHasher(req: Request): Hash {
+  return createHash('sha256').update(`${req.method} ${req.originalUrl}\n`);
+}
+
 function requestHash(req: Request): string {
-  const body = req.rawBody ?? (req.body === undefined ? '' : JSON.stringify(req.body));
-  return createHash('sha256').update(`${req.method} ${req.originalUrl}\n${body}`).digest('hex');
+  if (req.requestHash) return req.requestHash;
+  return requestHasher(req)
+    .update(req.body === undefined ? '' : JSON.stringify(req.body))
+    .digest('hex');
 }
 
 function claimOf(req: Request, ttlSeconds: number): ClaimValues | undefined {
@@ -133,5 +142,7 @@ export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptio
     replay(claim, res).catch(next);
   };
 
-  return { before, afterError };
+  const hashOf = (req: Request): Hash | undefined => (req.get(HEADER) === undefined ? undefined : requestHasher(req));
+
+  return { hashOf, before, afterError };
 }

@@ -43,6 +43,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     method: 'PUT',
     path: '/v1/location-groups',
     consumes: ['json'],
+    bulk: true,
     handler: async (req: Request, res: Response) => {
       const groups = parseInput(locationGroupsUpsertSchema, req.body);
       await withTransaction(pool, (tx) => upsertLocationGroups(tx, groups));
@@ -85,6 +86,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     method: 'PUT',
     path: '/v1/locations',
     consumes: ['json'],
+    bulk: true,
     handler: async (req: Request, res: Response) => {
       const locations = parseInput(locationsUpsertSchema, req.body);
       await withTransaction(pool, (tx) => upsertLocations(tx, locations));

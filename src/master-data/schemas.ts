@@ -1,4 +1,4 @@
-import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
+import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 
 const INT32_MIN = -2_147_483_648;
@@ -25,7 +25,7 @@ export const locationUpsertSchema = z
     incomingActive: z.boolean().nullish().openapi({ description: 'Default true' }),
     outgoingActive: z.boolean().nullish().openapi({ description: 'Default true' }),
     plcState: z.number().int().min(INT32_MIN).max(INT32_MAX).nullish().openapi({ description: 'Default 0' }),
-    description: z.string().nullish(),
+    description: z.string().max(MAX_TEXT_LENGTH).nullish(),
     noMaxTransportUnits: z.number().int().min(0).max(INT32_MAX).nullish(),
   })
   .openapi('LocationUpsert');

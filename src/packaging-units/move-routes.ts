@@ -28,6 +28,7 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     method: 'PUT',
     path: '/v1/packaging-units/move-between-locations',
     consumes: ['json'],
+    bulk: true,
     handler: async (req, res) => {
       const items = parseInput(moveBetweenLocationsSchema, req.body);
       await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)));

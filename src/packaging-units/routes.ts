@@ -52,6 +52,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     method: 'POST',
     path: loadUnitPath,
     consumes: ['json'],
+    bulk: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
@@ -189,6 +190,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     method: 'POST',
     path: '/v1/packaging-units',
     consumes: ['json'],
+    bulk: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       const single = isJsonObject(req.body);

@@ -1,4 +1,4 @@
-import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
+import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
 import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { detailsSchema, dimensionSchema } from '../products/schemas.js';
@@ -126,7 +126,7 @@ export const deleteOnLocationSchema = z.object({
 
 export const reportProblemSchema = z.object({
   messageNo: z.string().max(MAX_KEY_LENGTH).nullish(),
-  messageText: z.string().max(4000).nullish(),
+  messageText: z.string().max(MAX_TEXT_LENGTH).nullish(),
   product: productReferenceSchema,
   quantity: positiveQuantitySchema,
 });

@@ -45,6 +45,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
     method: 'POST',
     path: '/v1/products',
     consumes: ['json'],
+    bulk: true,
     handler: async (req: Request, res: Response) => {
       const { products, pathPrefix } = parseProducts(req.body);
       const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));

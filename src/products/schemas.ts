@@ -1,12 +1,15 @@
-import { keySchema, MAX_KEY_LENGTH } from '../http/key-schema.js';
+import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
+import { stringifyJson } from '../json.js';
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
 
 const MAX_DETAILS_DEPTH = 16;
+/** Issue 15: one Product with 30 MB of details was stored, and every read of it rendered them all. */
+export const MAX_DETAILS_BYTES = 64 * 1024;
 
 /** Optional request values: JSON null means "not given", like an absent field. */
-const optionalText = (max?: number) => (max ? z.string().max(max) : z.string()).nullish();
+const optionalText = (max: number) => z.string().max(max).nullish();
 
 const dimensionValue = z.number().min(0).nullish();
 
@@ -29,7 +32,8 @@ function depthOf(value: unknown, limit: number): number {
 
 /**
  * Free key/value information, kept exactly as sent (every key, `__proto__` included, and every digit).
- * A record schema would drop such keys; nesting is bounded because PostgreSQL's jsonb depth is.
+ * A record schema would drop such keys; nesting is bounded because PostgreSQL's jsonb depth is, and the size
+ * as stored (the JSON text in UTF-8) so that no resource grows without bound.
  */
 export const detailsSchema = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
@@ -38,14 +42,21 @@ export const detailsSchema = z
   .refine((value) => depthOf(value, MAX_DETAILS_DEPTH + 1) <= MAX_DETAILS_DEPTH, {
     error: `must not be nested deeper than ${MAX_DETAILS_DEPTH} levels`,
   })
+  .refine((value) => Buffer.byteLength(stringifyJson(value)) <= MAX_DETAILS_BYTES, {
+    error: `must not take more than ${MAX_DETAILS_BYTES} bytes as JSON`,
+  })
   .nullish()
-  .openapi({ type: ['object', 'null'], additionalProperties: true });
+  .openapi({
+    type: ['object', 'null'],
+    additionalProperties: true,
+    description: `Free key/value information: at most ${MAX_DETAILS_DEPTH} levels deep and ${MAX_DETAILS_BYTES} bytes as JSON`,
+  });
 
 export const productUnitSchema = z
   .object({
     label: optionalText(MAX_KEY_LENGTH),
     code: optionalText(MAX_KEY_LENGTH),
-    description: optionalText(),
+    description: optionalText(MAX_TEXT_LENGTH),
     quantity: positiveQuantitySchema,
     dimension: dimensionSchema.nullish(),
     details: detailsSchema,
@@ -62,7 +73,7 @@ const productFields = {
   label: optionalText(MAX_KEY_LENGTH),
   accountId: optionalText(MAX_KEY_LENGTH),
   baseUnit: positiveQuantitySchema,
-  description: optionalText(),
+  description: optionalText(MAX_TEXT_LENGTH),
   availabilityState: z.enum(['LOCKED', 'QC_LOCKED', 'AVAILABLE']).nullish(),
   classification: optionalText(MAX_KEY_LENGTH),
   group: optionalText(MAX_KEY_LENGTH),

@@ -27,7 +27,11 @@ describe('loadConfig defaults (D26)', () => {
       dataDir: path.resolve('data'),
       embeddedPostgresPort: 0,
       logLevel: 'info',
-      bodyLimit: '64mb',
+      bodies: {
+        limit: { text: '1mb', bytes: 1_048_576 },
+        bulkLimit: { text: '64mb', bytes: 67_108_864 },
+        budget: { text: '64mb', bytes: 67_108_864 },
+      },
       trustProxy: false,
       mixedLoadUnits: false,
       idempotencyTtlSeconds: 86_400,
@@ -96,7 +100,9 @@ describe('loadConfig defaults (D26)', () => {
       AUTH_JWT_AUDIENCE: 'inventory',
       AUTH_MAX_TOKEN_LIFETIME_SECONDS: '86400',
       LOG_LEVEL: 'debug',
-      BODY_LIMIT: '256mb',
+      BODY_LIMIT: '512kb',
+      BULK_BODY_LIMIT: '1.5gb',
+      BODY_BUDGET: '4294967296',
       TRUST_PROXY: 'true',
       INVENTORY_MIXED_LOADUNITS: 'true',
     });
@@ -106,10 +112,23 @@ describe('loadConfig defaults (D26)', () => {
       databaseUrl: 'postgresql://inv:pw@db:5432/inventory',
       auth: { secret: SECRET, issuer: 'https://idp.example', audience: 'inventory', maxLifetimeSeconds: 86_400 },
       logLevel: 'debug',
-      bodyLimit: '256mb',
+      bodies: {
+        limit: { text: '512kb', bytes: 524_288 },
+        bulkLimit: { text: '1.5gb', bytes: 1_610_612_736 },
+        budget: { text: '4294967296', bytes: 4_294_967_296 },
+      },
       trustProxy: true,
       mixedLoadUnits: true,
     });
+  });
+
+  it('keeps the meaning BODY_LIMIT had before bulk operations had their own: set alone, it limits them too', () => {
+    expect(loadConfig({ BODY_LIMIT: '256mb' }).bodies).toStrictEqual({
+      limit: { text: '256mb', bytes: 268_435_456 },
+      bulkLimit: { text: '256mb', bytes: 268_435_456 },
+      budget: { text: '256mb', bytes: 268_435_456 },
+    });
+    expect(loadConfig({ BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '8mb' }).bodies.bulkLimit.bytes).toBe(8 * 1_048_576);
   });
 
   it.each([
@@ -143,6 +162,8 @@ describe('loadConfig refusals (D26)', () => {
     ['PORT', '80.5'],
     ['NODE_ENV', 'staging'],
     ['BODY_LIMIT', 'lots'],
+    ['BULK_BODY_LIMIT', '64 megabytes'],
+    ['BODY_BUDGET', '-1'],
     ['INVENTORY_MIXED_LOADUNITS', 'perhaps'],
     ['DB_POOL_MAX', '0'],
     ['AUTH_JWT_SECRET', 'short'],
@@ -159,6 +180,14 @@ describe('loadConfig refusals (D26)', () => {
   ])('refuses %s=%s, naming it', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);
+  });
+
+  it.each([
+    ['BULK_BODY_LIMIT', { BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '1mb' }, 'must not be smaller than BODY_LIMIT'],
+    ['BULK_BODY_LIMIT', { BULK_BODY_LIMIT: '512kb' }, 'must not be smaller than BODY_LIMIT'],
+    ['BODY_BUDGET', { BODY_BUDGET: '32mb' }, 'must not be smaller than BULK_BODY_LIMIT'],
+  ])('refuses a %s smaller than the limit below it (%o)', (name, environment, problem) => {
+    expect(configError(environment).message).toBe(`Invalid configuration: ${name}: ${problem}`);
   });
 
   it('never repeats a refused AMQP_URL, which may carry a password, in the error', () => {

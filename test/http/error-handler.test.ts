@@ -3,6 +3,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { ApiError, notFound } from '../../src/http/api-error.js';
 import { errorHandler } from '../../src/http/error-handler.js';
 import { requestContext } from '../../src/http/request-context.js';
@@ -26,7 +27,7 @@ beforeAll(async () => {
     connectionTimeoutMillis: 1000,
   });
   const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
-  const routes = new Routes('1kb');
+  const routes = new Routes(loadConfig({ BODY_LIMIT: '1kb' }).bodies);
   // This table has no registry: a probe's doc is only what RouteDefinition requires.
   const probe = (operationId: string) => ({ operationId, summary: 'A probe', tags: ['Probe'], responses: {} });
   routes.add({

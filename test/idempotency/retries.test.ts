@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
@@ -50,6 +52,28 @@ describe('Idempotency-Key on writes (issue 7)', () => {
       class: 'String',
     });
     expect(await count('IDEM-3')).toBe(0);
+  });
+
+  it('hashes the body text as it arrived, as before the text stopped being kept, and the same text compressed alike', async () => {
+    // Three times 46 kB of multi-byte characters: the body arrives in several pieces.
+    const details = { note: 'Größe — 日本 🚚'.repeat(2_000) };
+    const text = JSON.stringify(['IDEM-12', 'IDEM-13', 'IDEM-14'].map((sku) => ({ ...product(sku), details })));
+    const first = await createProducts('key-hash', text).set('Content-Type', 'application/json');
+    const compressed = await request(ctx.app)
+      .post('/v1/products')
+      .set('Authorization', bearer())
+      .set('Idempotency-Key', 'key-hash')
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .serialize((raw: unknown) => raw as string)
+      .send(gzipSync(text));
+
+    expect([first.status, compressed.status]).toEqual([201, 201]);
+    expect(compressed.headers['idempotent-replayed']).toBe('true');
+    const stored = await ctx.db.pool.query('SELECT request_hash FROM idempotency_record WHERE key = $1', ['key-hash']);
+    const hash = createHash('sha256').update(`POST /v1/products\n${text}`).digest('hex');
+    expect(stored.rows).toEqual([{ request_hash: hash }]);
+    expect(await count('IDEM-12')).toBe(1);
   });
 
   it('keeps keys apart per token subject', async () => {

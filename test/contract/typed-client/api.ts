@@ -679,6 +679,7 @@ export interface components {
             };
           }[]
         | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -712,6 +713,7 @@ export interface components {
       description?: string | null;
       quantity: components['schemas']['PositiveQuantity'];
       dimension?: components['schemas']['Dimension'];
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -853,6 +855,7 @@ export interface components {
             };
           }[]
         | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1301,6 +1304,7 @@ export interface components {
         carrierType?: string | null;
       } | null;
       physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1351,6 +1355,7 @@ export interface components {
         carrierType?: string | null;
       } | null;
       physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
       details?: {
         [key: string]: unknown;
       } | null;
@@ -1983,7 +1988,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2052,7 +2057,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2129,7 +2134,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2176,7 +2181,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2553,7 +2558,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2611,7 +2616,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2785,7 +2790,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2843,7 +2848,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3017,7 +3022,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description A part is missing: owms.wms.inv.tu.bk, owms.wms.inv.tu.transportUnitType, owms.wms.inv.tu.actualLocation.erpCode; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3075,7 +3080,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3263,7 +3268,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3310,7 +3315,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3483,7 +3488,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3541,7 +3546,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3621,7 +3626,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3690,7 +3695,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3880,7 +3885,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3938,7 +3943,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4013,7 +4018,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4071,7 +4076,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4247,7 +4252,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4316,7 +4321,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4595,7 +4600,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4653,7 +4658,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4746,7 +4751,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4815,7 +4820,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4900,7 +4905,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4958,7 +4963,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5416,7 +5421,7 @@ export interface operations {
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5485,7 +5490,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5578,7 +5583,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5636,7 +5641,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5943,7 +5948,7 @@ export interface operations {
           'application/json': components['schemas']['AllocationResult'][];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, broken encoding) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6012,7 +6017,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit */
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
