@@ -93,6 +93,7 @@ const environmentSchema = z
     BODY_LIMIT: byteSize.optional(),
     BULK_BODY_LIMIT: byteSize.optional(),
     BODY_BUDGET: byteSize.optional(),
+    BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
       .string()
@@ -187,15 +188,27 @@ export interface BodyLimits {
   readonly bulkLimit: ByteSize;
   /** What the bodies being read and handled at once may add up to; more wait their turn. */
   readonly budget: ByteSize;
+  /** How long a bulk body waits for its turn before a 503. */
+  readonly budgetWaitMs: number;
 }
 
 /**
  * BODY_LIMIT set alone keeps its former meaning, the one limit of every operation, so a deployment that raised
  * (or lowered) it for its bulk loads goes on as before.
  */
-function bodyLimitsOf(env: { BODY_LIMIT?: ByteSize; BULK_BODY_LIMIT?: ByteSize; BODY_BUDGET?: ByteSize }): BodyLimits {
+function bodyLimitsOf(env: {
+  BODY_LIMIT?: ByteSize;
+  BULK_BODY_LIMIT?: ByteSize;
+  BODY_BUDGET?: ByteSize;
+  BODY_BUDGET_WAIT_MS: number;
+}): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
-  return { limit: env.BODY_LIMIT ?? DEFAULT_BODY_LIMIT, bulkLimit, budget: env.BODY_BUDGET ?? bulkLimit };
+  return {
+    limit: env.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
+    bulkLimit,
+    budget: env.BODY_BUDGET ?? bulkLimit,
+    budgetWaitMs: env.BODY_BUDGET_WAIT_MS,
+  };
 }
 
 export interface AuthConfig {

@@ -3,7 +3,7 @@ import type { Readable, Transform } from 'node:stream';
 import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ByteSize } from '../config.js';
-import { payloadTooLarge, unreadableBody } from './server-error.js';
+import { payloadTooLarge, ServerError, unreadableBody } from './server-error.js';
 
 /** The declared length of an uncompressed body; undefined when it is chunked or compressed (known only once read). */
 export function declaredLength(req: Request): number | undefined {
@@ -101,6 +101,11 @@ interface Waiting {
   readonly admit: () => void;
 }
 
+const budgetExhausted = (): ServerError =>
+  new ServerError(503, 'TooManyLargeBodiesException', 'Too many large request bodies are being handled; retry later', {
+    'Retry-After': '5',
+  });
+
 /**
  * The bodies being read and handled at once add up to at most `capacity` bytes, each counted at its declared
  * length or, unknown, at its limit; a request that would go beyond waits, in arrival order, before its body is
@@ -111,32 +116,54 @@ export class BodyBudget {
   private used = 0;
   private readonly waiting: Waiting[] = [];
 
-  constructor(private readonly capacity: number) {}
+  /**
+   * `maxWaitMs` bounds the wait for a turn: a client holding the budget (a slow upload) then delays the others by a
+   * clear 503 to retry, not by minutes of silence.
+   */
+  constructor(
+    private readonly capacity: number,
+    private readonly maxWaitMs: number,
+  ) {}
 
-  /** Resolves once the request may read its body; the share is given back when the response closes. */
+  /**
+   * Resolves once the request may read its body, or rejects with a 503 after waiting `maxWaitMs`; the share is given
+   * back when the response closes.
+   */
   take(size: number, res: Response): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let admitted = false;
+      const giveUp = setTimeout(() => {
+        this.leave(entry);
+        reject(budgetExhausted());
+      }, this.maxWaitMs);
       const entry: Waiting = {
         size,
         admit: () => {
+          clearTimeout(giveUp);
           admitted = true;
           this.used += size;
           resolve();
         },
       };
       res.once('close', () => {
+        clearTimeout(giveUp);
         if (admitted) {
           this.used -= size;
+          this.admitWaiting();
         } else {
           // The client left while waiting.
-          this.waiting.splice(this.waiting.indexOf(entry), 1);
+          this.leave(entry);
         }
-        this.admitWaiting();
       });
       this.waiting.push(entry);
       this.admitWaiting();
     });
+  }
+
+  private leave(entry: Waiting): void {
+    const index = this.waiting.indexOf(entry);
+    if (index >= 0) this.waiting.splice(index, 1);
+    this.admitWaiting();
   }
 
   private admitWaiting(): void {

@@ -103,7 +103,8 @@ function hasBody(req: Request): boolean {
 
 interface BodyReading {
   readonly limit: ByteSize;
-  readonly budget: BodyBudget;
+  /** Bulk bodies only: a body of one resource is small, and waiting behind a bulk upload would starve it. */
+  readonly budget?: BodyBudget;
   /** The idempotency hash to feed with a JSON body's text as it is read, when the request asks for one. */
   readonly hashOf?: (req: Request) => Hash | undefined;
 }
@@ -125,7 +126,8 @@ function readBody(consumes: readonly BodyKind[] | undefined, { limit, budget, ha
     if (!hasBody(req)) return next();
     const length = declaredLength(req);
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
-    void budget.take(length ?? limit.bytes, res).then(() => next());
+    if (!budget) return next();
+    budget.take(length ?? limit.bytes, res).then(() => next(), next);
   };
   const readJson = (req: Request, done: (error?: unknown) => void): void => {
     const hash = hashOf?.(req);
@@ -315,7 +317,7 @@ export class Routes {
     private readonly bodyLimits: BodyLimits,
     options: { registry?: OpenAPIRegistry; idempotency?: Idempotency; requiredScopes?: RequiredScopes } = {},
   ) {
-    this.budget = new BodyBudget(bodyLimits.budget.bytes);
+    this.budget = new BodyBudget(bodyLimits.budget.bytes, bodyLimits.budgetWaitMs);
     this.registry = options.registry;
     this.idempotency = options.idempotency;
     this.requiredScopes = options.requiredScopes ?? { read: [], write: [] };
@@ -330,7 +332,7 @@ export class Routes {
       ...(definition.produces ? [negotiate(definition.produces)] : []),
       ...readBody(definition.consumes, {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
-        budget: this.budget,
+        budget: definition.bulk ? this.budget : undefined,
         hashOf: writes ? this.idempotency?.hashOf : undefined,
       }),
       ...(writes && this.idempotency ? [this.idempotency.before] : []),

@@ -14,7 +14,8 @@ import { bearer } from '../support/tokens.js';
  */
 const LIMIT = 4 * 1024;
 const BULK_LIMIT = 16 * 1024;
-const ctx = useTestApp({ BODY_LIMIT: '4kb', BULK_BODY_LIMIT: '16kb' });
+const BUDGET_WAIT_MS = 3000;
+const ctx = useTestApp({ BODY_LIMIT: '4kb', BULK_BODY_LIMIT: '16kb', BODY_BUDGET_WAIT_MS: String(BUDGET_WAIT_MS) });
 
 let baseUrl: string;
 let server: http.Server;
@@ -295,6 +296,40 @@ describe('the body budget: what the bodies read and handled at once may add up t
     expect(await holding.answer).toEqual({ status: 201 });
     expect(await waiting).toBe(400);
     expect(await productsLike(sku)).toBe(1);
+  });
+
+  it('answers a bulk body that waited BODY_BUDGET_WAIT_MS for its turn with 503 and Retry-After', async () => {
+    const sku = uniqueSku('BUDGET-W');
+    const holding = openRequest('/v1/products');
+    holding.req.write(productBody(sku).slice(0, 10));
+    const started = Date.now();
+
+    const refused = await post('/v1/products', '[{');
+
+    expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_WAIT_MS - 100);
+    expectServerDeclined(refused, {
+      status: 503,
+      error: 'Service Unavailable',
+      exception: 'TooManyLargeBodiesException',
+      message: 'Too many large request bodies are being handled; retry later',
+      path: '/v1/products',
+    });
+    expect(refused.headers['retry-after']).toBe('5');
+    holding.req.end(productBody(sku).slice(10));
+    expect(await holding.answer).toEqual({ status: 201 });
+  });
+
+  it('reads the body of an operation on one resource at once while bulk bodies fill the budget', async () => {
+    const sku = uniqueSku('BUDGET-S');
+    const holding = openRequest('/v1/products');
+    holding.req.write(productBody(sku).slice(0, 10));
+
+    const single = put('/v1/products', '{');
+
+    expect(await stillPending(single, 1000)).toBe(false);
+    expect((await single).status).toBe(400);
+    holding.req.end(productBody(sku).slice(10));
+    expect(await holding.answer).toEqual({ status: 201 });
   });
 
   it('gives up the place of a client that leaves while waiting', async () => {

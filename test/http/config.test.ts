@@ -127,6 +127,7 @@ describe('loadConfig defaults (D26)', () => {
       limit: { text: '256mb', bytes: 268_435_456 },
       bulkLimit: { text: '256mb', bytes: 268_435_456 },
       budget: { text: '256mb', bytes: 268_435_456 },
+      budgetWaitMs: 30_000,
     });
     expect(loadConfig({ BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '8mb' }).bodies.bulkLimit.bytes).toBe(8 * 1_048_576);
   });
