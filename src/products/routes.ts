@@ -23,7 +23,7 @@ import {
   findProductBySkuAndUom,
   updateProduct,
 } from './service.js';
-import { allProductsQuery } from './sql.js';
+import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
 const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
@@ -81,7 +81,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
           res.status(200).type('application/json').end();
           return;
         }
-        await streamJsonArray(pool, res, allProductsQuery, productView);
+        await streamJsonArray(res, (after, limit) => selectProductsAfter(pool, after?.id ?? 0, limit), productView);
         return;
       }
       const product =

@@ -1,6 +1,7 @@
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAM_PAGE_SIZE } from '../../src/http/stream.js';
 import { useTestApp } from '../support/app.js';
 import { bearer } from '../support/tokens.js';
 
@@ -27,12 +28,22 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+interface SlowRead {
+  status?: number;
+  bytes: number;
+  drains: number;
+  mostCloseListeners: number;
+  /** The most the service's response held unsent at once. */
+  mostBuffered: number;
+}
+
 /** GET /v1/products read slowly: the reader pauses after every chunk, so the service must wait for it to drain. */
-function readSlowly(): Promise<{ status?: number; bytes: number; drains: number; mostCloseListeners: number }> {
+function readSlowly(): Promise<SlowRead> {
   const { port } = server.address() as AddressInfo;
   return new Promise((resolve, reject) => {
     let drains = 0;
     let mostCloseListeners = 0;
+    let mostBuffered = 0;
     const request = http.get(
       {
         host: '127.0.0.1',
@@ -46,10 +57,13 @@ function readSlowly(): Promise<{ status?: number; bytes: number; drains: number;
         response.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
           mostCloseListeners = Math.max(mostCloseListeners, streamed?.listenerCount('close') ?? 0);
+          mostBuffered = Math.max(mostBuffered, streamed?.writableLength ?? 0);
           response.pause();
           setTimeout(() => response.resume(), 2);
         });
-        response.on('end', () => resolve({ status: response.statusCode, bytes, drains, mostCloseListeners }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode, bytes, drains, mostCloseListeners, mostBuffered }),
+        );
       },
     );
     request.on('error', reject);
@@ -57,12 +71,16 @@ function readSlowly(): Promise<{ status?: number; bytes: number; drains: number;
 }
 
 describe('GET /v1/products to a slow reader', () => {
-  it('waits for the reader to drain many times without piling up listeners on the response', async () => {
+  it('waits for the reader to drain many times, holding one page at a time and no piled-up listeners', async () => {
     const read = await readSlowly();
 
     expect(read.status).toBe(200);
     expect(read.bytes).toBeGreaterThan(PRODUCTS * 200);
     expect(read.drains).toBeGreaterThan(20);
     expect(read.mostCloseListeners).toBeLessThanOrEqual(5);
+    // Memory stays flat: never more unsent than one page of the list.
+    const pageBytes = (STREAM_PAGE_SIZE * read.bytes) / PRODUCTS;
+    expect(read.mostBuffered).toBeGreaterThan(0);
+    expect(read.mostBuffered).toBeLessThan(pageBytes * 1.05);
   }, 60_000);
 });
