@@ -1,5 +1,7 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import client from 'prom-client';
 import { stringifyJson } from '../json.js';
+import { streamsBusy } from './server-error.js';
 
 /**
  * Rows per page. Measured on 200,000 Products (`selectProductsAfter`, embedded PostgreSQL 17, 2 cores): pages of
@@ -8,60 +10,129 @@ import { stringifyJson } from '../json.js';
  */
 export const STREAM_PAGE_SIZE = 500;
 
+export interface StreamSettings {
+  /** Streams allowed at once; one more is answered 503. */
+  readonly maxConcurrent: number;
+  /** How long a reader may take to accept a page before its connection is closed. */
+  readonly stallTimeoutMs: number;
+}
+
 /**
  * The next page after `after` (undefined: the first), at most `limit` rows in the array's order. It must run as
  * one short statement on a pooled connection and give the connection back before it returns.
  */
 export type PageReader<Row> = (after: Row | undefined, limit: number) => Promise<Row[]>;
 
-/** Resolves once the response takes more data or the client has gone, and leaves no listener behind. */
-function drainedOrClosed(res: Response): Promise<void> {
+type Flushed = 'flushed' | 'closed' | 'stalled';
+
+/** Waits for `event` ('drain': the response takes more; 'finish': all of it was handed to the socket). */
+function flushed(res: Response, event: 'drain' | 'finish', timeoutMs: number): Promise<Flushed> {
+  if (res.destroyed) return Promise.resolve('closed');
   return new Promise((resolve) => {
-    const settle = (): void => {
-      res.off('drain', settle);
-      res.off('close', settle);
-      resolve();
+    const settle = (outcome: Flushed): void => {
+      clearTimeout(timer);
+      res.off(event, onFlushed);
+      res.off('close', onClose);
+      resolve(outcome);
     };
-    res.on('drain', settle);
-    res.on('close', settle);
+    const onFlushed = (): void => settle('flushed');
+    const onClose = (): void => settle('closed');
+    const timer = setTimeout(() => settle('stalled'), timeoutMs);
+    res.on(event, onFlushed);
+    res.on('close', onClose);
   });
 }
 
 /**
- * Streams rows as one plain JSON array, page by page (keyset paging): each page is a short query whose connection
- * is back in the pool before the page is written, so a slow reader holds no database connection while the service
- * waits for it to drain. Memory stays flat however many rows there are: one page at a time.
+ * Streams lists as one plain JSON array, page by page (keyset paging): each page is a short query whose connection
+ * is back in the pool before the page is written, so a slow reader holds no database connection, only its slot.
+ * Memory stays flat however many rows there are: one page at a time.
+ *
+ * What one client can take is bounded: at most `maxConcurrent` streams run at once (one more is a 503), and a reader
+ * that does not accept a page within `stallTimeoutMs` is disconnected, which frees its slot.
  *
  * Unlike one transaction with a cursor, the pages are not one snapshot: a row that exists for the whole transfer
  * comes exactly once, a row created meanwhile comes if its key is beyond the page being read, a deleted row only
  * if its page was read before, a changed row as its page found it.
  */
-export async function streamJsonArray<Row>(
-  res: Response,
-  readPage: PageReader<Row>,
-  view: (row: Row) => unknown,
-): Promise<void> {
-  let after: Row | undefined;
-  let separator = '';
-  const nextPage = async (): Promise<{ text: string; last: boolean }> => {
-    const rows = await readPage(after, STREAM_PAGE_SIZE);
-    after = rows.at(-1);
-    let text = '';
-    for (const row of rows) {
-      text += separator + stringifyJson(view(row));
-      separator = ',';
-    }
-    return { text, last: rows.length < STREAM_PAGE_SIZE };
-  };
-  // Read before the status is sent: a database that fails now still gets its proper 503.
-  let page = await nextPage();
-  res.status(200).type('application/json');
-  let chunk = `[${page.text}`;
-  while (!page.last) {
-    if (!res.write(chunk)) await drainedOrClosed(res);
-    if (res.destroyed) return;
-    page = await nextPage();
-    chunk = page.text;
+export class JsonArrayStreams {
+  private active = 0;
+  private readonly refused: client.Counter;
+  private readonly stalled: client.Counter;
+
+  constructor(
+    private readonly settings: StreamSettings,
+    registry: client.Registry,
+  ) {
+    const active = (): number => this.active;
+    new client.Gauge({
+      name: 'inventory_streams_active',
+      help: 'Streamed lists being sent now',
+      registers: [registry],
+      collect() {
+        this.set(active());
+      },
+    });
+    this.refused = new client.Counter({
+      name: 'inventory_streams_refused_total',
+      help: 'Streamed lists refused with 503 because STREAM_MAX_CONCURRENT were running',
+      registers: [registry],
+    });
+    this.stalled = new client.Counter({
+      name: 'inventory_streams_stalled_total',
+      help: 'Streamed lists cut because the reader took no page within STREAM_STALL_TIMEOUT_MS',
+      registers: [registry],
+    });
   }
-  res.end(`${chunk}]`);
+
+  /** Answers 200 with the array, or throws the 503 when the streams allowed at once are all running. */
+  async send<Row>(req: Request, res: Response, readPage: PageReader<Row>, view: (row: Row) => unknown): Promise<void> {
+    if (this.active >= this.settings.maxConcurrent) {
+      this.refused.inc();
+      throw streamsBusy(this.settings.maxConcurrent);
+    }
+    this.active++;
+    try {
+      if ((await this.write(res, readPage, view)) === 'stalled') {
+        this.stalled.inc();
+        req.log.warn(
+          { stallTimeoutMs: this.settings.stallTimeoutMs },
+          'streamed list cut: the reader took no page within the stall timeout',
+        );
+        res.destroy();
+      }
+    } finally {
+      this.active--;
+    }
+  }
+
+  private async write<Row>(res: Response, readPage: PageReader<Row>, view: (row: Row) => unknown): Promise<Flushed> {
+    let after: Row | undefined;
+    let separator = '';
+    const nextPage = async (): Promise<{ text: string; last: boolean }> => {
+      const rows = await readPage(after, STREAM_PAGE_SIZE);
+      after = rows.at(-1);
+      let text = '';
+      for (const row of rows) {
+        text += separator + stringifyJson(view(row));
+        separator = ',';
+      }
+      return { text, last: rows.length < STREAM_PAGE_SIZE };
+    };
+    // Read before the status is sent: a database that fails now still gets its proper 503.
+    let page = await nextPage();
+    res.status(200).type('application/json');
+    let chunk = `[${page.text}`;
+    while (!page.last) {
+      if (!res.write(chunk)) {
+        const outcome = await flushed(res, 'drain', this.settings.stallTimeoutMs);
+        if (outcome !== 'flushed') return outcome;
+      }
+      if (res.destroyed) return 'closed';
+      page = await nextPage();
+      chunk = page.text;
+    }
+    res.end(`${chunk}]`);
+    return flushed(res, 'finish', this.settings.stallTimeoutMs);
+  }
 }
