@@ -7,12 +7,10 @@
 import { once } from 'node:events';
 import express, { type Express } from 'express';
 import pg from 'pg';
-import Cursor from 'pg-cursor';
+import { STREAM_PAGE_SIZE } from '../src/http/stream.js';
 import { selectUnitByPKey } from '../src/packaging-units/sql.js';
-import { allProductsQuery, selectProductBySku } from '../src/products/sql.js';
+import { selectProductBySku, selectProductsAfter } from '../src/products/sql.js';
 import { CEILING_APPLICATION } from './service.js';
-
-const STREAM_BATCH = 500;
 
 const randomInt = (from: number, to: number): number => from + Math.floor(Math.random() * (to - from + 1));
 
@@ -77,28 +75,25 @@ function createCeilingApp(pool: pg.Pool, pgbench: { pool: pg.Pool; scale: number
     res.json({ abalance: await tpcb(pgbench.pool, pgbench.scale) });
   });
 
-  // The same cursor, batch size and drain handling as the service's streamed list, without its views.
+  // The same keyset pages, page size and drain handling as the service's streamed list, without its views.
   app.get('/products/stream', async (_req, res) => {
-    const client = await pool.connect();
-    const cursor = client.query(allProductsQuery(Cursor));
-    try {
-      res.status(200).type('application/json');
-      res.write('[');
-      let first = true;
-      for (;;) {
-        const rows = await cursor.read(STREAM_BATCH);
-        if (rows.length === 0) break;
-        let chunk = '';
-        for (const row of rows) {
-          chunk += (first ? '' : ',') + JSON.stringify(row);
-          first = false;
-        }
-        if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    res.status(200).type('application/json');
+    res.write('[');
+    let separator = '';
+    let afterId = 0;
+    for (;;) {
+      const rows = await selectProductsAfter(pool, afterId, STREAM_PAGE_SIZE);
+      let chunk = '';
+      for (const row of rows) {
+        chunk += separator + JSON.stringify(row);
+        separator = ',';
       }
-      res.end(']');
-    } finally {
-      await cursor.close();
-      client.release();
+      if (rows.length < STREAM_PAGE_SIZE || res.destroyed) {
+        res.end(`${chunk}]`);
+        return;
+      }
+      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      afterId = rows.at(-1)!.id;
     }
   });
   return app;

@@ -109,7 +109,7 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     id: 5,
     title: `Streamed GET /v1/products, ${largeCount.toLocaleString('en-US')} products`,
     service: measurement('service', large.service),
-    ceiling: measurement('bare Express 5 + pg-cursor, same query, raw rows', large.ceiling),
+    ceiling: measurement('bare Express 5 + pg, same keyset pages, raw rows', large.ceiling),
     ratio,
     ratioBasis: 'products/s (the bodies differ in size)',
     extra: [

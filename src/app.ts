@@ -15,6 +15,7 @@ import { PUBLIC_BASE_URL } from './http/links.js';
 import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
+import { JsonArrayStreams } from './http/stream.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
 import { addFeedRoutes } from './events/feed-routes.js';
@@ -77,6 +78,7 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
   const routes = new Routes(config.bodies, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
   const metrics = createMetrics(pool, (req) => routes.patternFor(req.method, req.path));
   events.registerMetrics(metrics.registry);
+  const streams = new JsonArrayStreams(config.streams, metrics.registry);
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
@@ -90,7 +92,7 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config, events });
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config, events, streams });
   addOperatorRoutes(app, routes, pool, events, metrics, () => (apiDocument ??= buildApiDocument(registry)));
   app.use(routes.router);
 

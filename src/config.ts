@@ -109,6 +109,8 @@ const environmentSchema = z
     HTTP_HEADERS_TIMEOUT_MS: positiveMillis.default(20_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveMillis.default(300_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
+    STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
+    STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
     AMQP_URL: z
       .string()
       .refine(isAmqpUrl, { message: 'must be an amqp:// or amqps:// URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
@@ -253,6 +255,11 @@ export interface Config {
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
   };
+  /** Streamed lists: how many at once (per process), and how long a reader may take to accept a page. */
+  readonly streams: {
+    readonly maxConcurrent: number;
+    readonly stallTimeoutMs: number;
+  };
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
   /** D28, D29: publishing to RabbitMQ (only with a URL) and how long the feed keeps events. */
@@ -323,6 +330,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    }),
+    streams: Object.freeze({
+      maxConcurrent: env.STREAM_MAX_CONCURRENT,
+      stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
     events: Object.freeze({

@@ -40,8 +40,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined>
   return Promise.race([promise.catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-// Numbering and publishing run on connections of their own: queued behind requests in the request pool, an
-// event would wait for the load to pass before it reached the feed or the broker.
+// Numbering, publishing and the backlog health reports run on connections of their own: queued behind requests in
+// the request pool, an event would wait for the load to pass before it reached the feed or the broker, and a
+// health check would wait for it too.
 const BACKGROUND_CONNECTIONS = 2;
 
 /** A small pool beside the requests' one, to the same database with the same settings. */
@@ -84,7 +85,7 @@ export function startEvents(requestPool: pg.Pool, config: Config, logger: Logger
     signal,
     async health() {
       if (!relay) return undefined;
-      const backlog = await withTimeout(selectBacklog(requestPool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+      const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
       const broker = relay.brokerState;
       return {
         status: broker === 'connected' ? 'UP' : 'DOWN',
@@ -114,7 +115,7 @@ export function startEvents(requestPool: pg.Pool, config: Config, logger: Logger
         // Every worker of an instance reads the same shared count.
         aggregator: 'max',
         async collect() {
-          const backlog = await withTimeout(selectBacklog(requestPool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+          const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
           if (backlog) this.set(backlog.count);
         },
       });

@@ -6,25 +6,10 @@ import type pg from 'pg';
 import type { EventsRuntime } from '../events/runtime.js';
 import { body } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
+import { databaseProbe } from './database-probe.js';
 import { JSON_TYPE } from './media-types.js';
 import type { Metrics } from './metrics.js';
 import type { Routes } from './routing.js';
-
-const HEALTH_QUERY_TIMEOUT_MS = 2000;
-
-async function databaseIsUp(pool: pg.Pool): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), HEALTH_QUERY_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([pool.query('SELECT 1').then(() => true), timeout]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const SWAGGER_PAGE = `<!doctype html>
 <html lang="en">
@@ -122,12 +107,13 @@ export function addOperatorRoutes(
   metrics: Metrics,
   apiDocument: () => object,
 ): void {
+  const databaseIsUp = databaseProbe(pool);
   routes.add({
     method: 'GET',
     path: '/actuator/health',
     produces: [JSON_TYPE],
     handler: async (_req: Request, res: Response) => {
-      const [up, eventsHealth] = await Promise.all([databaseIsUp(pool), events.health()]);
+      const [up, eventsHealth] = await Promise.all([databaseIsUp(), events.health()]);
       // D28: a broker that is down shows in its component; the service itself stays UP.
       const components = eventsHealth ? { components: { events: eventsHealth } } : {};
       res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', ...components });

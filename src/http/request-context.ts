@@ -14,6 +14,7 @@ declare module 'http' {
 
 export interface RequestLog {
   error(fields: Record<string, unknown>, message: string, ...args: unknown[]): void;
+  warn(fields: Record<string, unknown>, message: string, ...args: unknown[]): void;
 }
 
 const ACCEPTABLE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
@@ -47,6 +48,7 @@ export function requestContext(logger: Logger): RequestHandler {
     req.id = requestIdOf(req, res);
     req.log = {
       error: (fields, message, ...args) => logger.error({ ...fields, req: requestFields(req) }, message, ...args),
+      warn: (fields, message, ...args) => logger.warn({ ...fields, req: requestFields(req) }, message, ...args),
     };
     let logged = false;
     // 'close' alone marks a request whose client went away before the response was complete.

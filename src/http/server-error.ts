@@ -89,5 +89,14 @@ export const poolBusy = (): ServerError =>
     { 'Retry-After': '1' },
   );
 
+/** Every stream allowed at once is running (STREAM_MAX_CONCURRENT); Spring's name for an executor at capacity. */
+export const streamsBusy = (maxConcurrent: number): ServerError =>
+  new ServerError(
+    503,
+    'TaskRejectedException',
+    `Streamed lists are limited to ${maxConcurrent} at once on this instance, and all are in use; retry later`,
+    { 'Retry-After': '5' },
+  );
+
 export const internalError = (requestId: string): ServerError =>
   new ServerError(500, 'InternalServerError', `Unexpected error; quote request id ${requestId} when reporting it`);

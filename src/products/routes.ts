@@ -5,9 +5,8 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
 import { HAL_JSON, JSON_TYPE, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
-import { streamJsonArray } from '../http/stream.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
-import { apiError, body, messageOnlyError, noBody } from '../openapi/responses.js';
+import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import {
   productCreateSchema,
   productKeyParamsSchema,
@@ -23,7 +22,7 @@ import {
   findProductBySkuAndUom,
   updateProduct,
 } from './service.js';
-import { allProductsQuery } from './sql.js';
+import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
 const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
@@ -40,7 +39,7 @@ const TAGS = ['Products'];
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams }) => {
   routes.add({
     method: 'POST',
     path: '/v1/products',
@@ -81,7 +80,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
           res.status(200).type('application/json').end();
           return;
         }
-        await streamJsonArray(pool, res, allProductsQuery, productView);
+        await streams.send(req, res, (after, limit) => selectProductsAfter(pool, after?.id ?? 0, limit), productView);
         return;
       }
       const product =
@@ -114,6 +113,10 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool }) => {
           ),
           bodyOptional: true,
         },
+        503: serverError(
+          'Without sku: the instance streams as many lists as it sends at once already (STREAM_MAX_CONCURRENT)',
+          { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } },
+        ),
       },
     },
   });

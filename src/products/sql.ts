@@ -1,4 +1,3 @@
-import type Cursor from 'pg-cursor';
 import { columnOf, sparseColumnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
@@ -264,9 +263,17 @@ export async function deleteProductRow(tx: Tx, productId: number): Promise<void>
   await tx.query('DELETE FROM product WHERE id = $1', [productId]);
 }
 
-/** Every product in insertion order, for streaming through a cursor. */
-export function allProductsQuery(CursorClass: typeof Cursor): Cursor<ProductRow> {
-  return new CursorClass<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM product p ORDER BY p.id`);
+/**
+ * One page of the list of all products, in insertion order: the next `limit` products after the one with id
+ * `afterId` (0 before the first page: ids start at 1). A short range scan of the primary key per page.
+ */
+export async function selectProductsAfter(db: Queryable, afterId: number, limit: number): Promise<ProductRow[]> {
+  const result = await db.query<ProductRow>({
+    name: 'products-after',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.id > $1 ORDER BY p.id LIMIT $2`,
+    values: [afterId, limit],
+  });
+  return result.rows;
 }
 
 /** The few product facts stock operations need. */

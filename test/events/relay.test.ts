@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import type { Response, Test } from 'supertest';
 import { Connection } from 'rabbitmq-client';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -272,6 +273,28 @@ describeWithBroker('the relay to RabbitMQ (D28)', () => {
     expect(published).toBe((await outboxEvents(ctx.db.pool)).size);
     expect(published).toBe(consumer.received.length);
     expect(backlog).toBe(0);
+  });
+
+  it('answers health at once, backlog included, while every request connection is taken (issue 15)', async () => {
+    const pool = ctx.db.pool;
+    const taken: pg.PoolClient[] = [];
+    try {
+      while (pool.totalCount < pool.options.max || pool.idleCount > 0) taken.push(await pool.connect());
+      const started = performance.now();
+      const { status, body } = await health(ctx.app);
+      const healthMs = performance.now() - started;
+
+      expect(status).toBe(200);
+      expect(body.components?.events?.details).toEqual({
+        exchange,
+        broker: 'connected',
+        backlog: 0,
+        oldestUnsentAgeSeconds: 0,
+      });
+      expect(healthMs).toBeLessThan(500);
+    } finally {
+      for (const client of taken) client.release();
+    }
   });
 });
 

@@ -69,6 +69,16 @@ describe('loadConfig defaults (D26)', () => {
     expect(loadConfig({ WEB_CONCURRENCY: 'auto' }).webConcurrency).toBe(os.availableParallelism());
   });
 
+  it('streams at most 4 lists at once and cuts a reader that takes no page for 30 s (issue 15)', () => {
+    expect(loadConfig({}).streams).toStrictEqual({ maxConcurrent: 4, stallTimeoutMs: 30_000 });
+  });
+
+  it('reads the stream settings', () => {
+    const config = loadConfig({ STREAM_MAX_CONCURRENT: '2', STREAM_STALL_TIMEOUT_MS: '5000' });
+    expect(config.streams).toStrictEqual({ maxConcurrent: 2, stallTimeoutMs: 5000 });
+    expect(Object.isFrozen(config.streams)).toBe(true);
+  });
+
   it('resolves a relative DATA_DIR to an absolute path', () => {
     const config = loadConfig({ DATA_DIR: 'var/inventory' });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
@@ -174,6 +184,11 @@ describe('loadConfig refusals (D26)', () => {
     ['AMQP_EXCHANGE', 'bad name'],
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
+    ['STREAM_MAX_CONCURRENT', '0'],
+    ['STREAM_MAX_CONCURRENT', '2.5'],
+    ['STREAM_MAX_CONCURRENT', 'many'],
+    ['STREAM_STALL_TIMEOUT_MS', '0'],
+    ['STREAM_STALL_TIMEOUT_MS', '30s'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
     ['WEB_CONCURRENCY', '0'],
     ['WEB_CONCURRENCY', 'many'],

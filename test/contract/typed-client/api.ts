@@ -1943,7 +1943,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description Without sku: the instance streams as many lists as it sends at once already (STREAM_MAX_CONCURRENT); or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
