@@ -40,7 +40,11 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
     return;
   }
   if (mapped instanceof ServerError) {
-    if (mapped.status >= 500) req.log.error({ err: error }, 'request failed: %s', mapped.message);
+    // A refusal the service chose (a stream or body bound, shutting down) is no failure: one line, no stack, since a
+    // flood of them would otherwise cost as much logging as answering. A database failure keeps its cause.
+    if (mapped === error && mapped.status >= 500)
+      req.log.warn({ exception: mapped.exception }, 'request refused: %s', mapped.message);
+    else if (mapped.status >= 500) req.log.error({ err: error }, 'request failed: %s', mapped.message);
     sendServerError(req, res, mapped);
     return;
   }
