@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -10,13 +10,27 @@ import { openReadReplica, type ReadReplica } from '../../src/db/read-replica.js'
 import { startEvents, type EventsRuntime } from '../../src/events/runtime.js';
 import { testConfig } from '../support/app.js';
 import {
-  describeWithReplica,
+  missingReplicaTools,
   startReplicatedClusters,
   type ReplicatedClusters,
 } from '../support/replicated-clusters.js';
 import { call, expectStatus, givenProduct, pc } from '../support/stock-api.js';
 
 const MAX_LAG_MS = 2000;
+
+/** `describe` where the clusters can be made; elsewhere a notice nobody can miss, or with REQUIRE_REPLICA=1 a failure. */
+function describeWithReplica(name: string, suite: () => void): void {
+  const missing = missingReplicaTools();
+  if (missing === undefined) {
+    describe(name, suite);
+    return;
+  }
+  if (process.env.REQUIRE_REPLICA === '1') throw new Error(`REQUIRE_REPLICA=1 but ${missing}: ${name} cannot run`);
+  const line = `SKIPPED READ-REPLICA TESTS: ${name} — ${missing}`;
+  const rule = '═'.repeat(line.length + 2);
+  process.stderr.write(`\n╔${rule}╗\n║ ${line} ║\n╚${rule}╝\n`);
+  describe.skip(name, suite);
+}
 
 describeWithReplica('reads on a streaming replica (DATABASE_READ_URL)', () => {
   let clusters: ReplicatedClusters;

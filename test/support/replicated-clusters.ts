@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { describe } from 'vitest';
 import { freePort } from './ports.js';
 
 /**
@@ -17,24 +16,18 @@ const TOOLS = ['initdb', 'pg_ctl', 'pg_basebackup'];
 
 const run = promisify(execFile);
 
-/** `describe` when the PostgreSQL binaries are there; without them a loud notice, or with REQUIRE_REPLICA=1, a failure. */
-export function describeWithReplica(name: string, suite: () => void): void {
+/** Why the clusters cannot be made here (which tools are missing), or undefined when they can. */
+export function missingReplicaTools(): string | undefined {
   const missing = TOOLS.filter((tool) => !existsSync(path.join(PG_BIN, tool)));
-  if (missing.length === 0) {
-    describe(name, suite);
-    return;
-  }
-  const reason = `${missing.join(', ')} not found in ${PG_BIN}`;
-  if (process.env.REQUIRE_REPLICA === '1') throw new Error(`REQUIRE_REPLICA=1 but ${reason}: ${name} cannot run`);
-  const line = `SKIPPED READ-REPLICA TESTS: ${name} — ${reason}`;
-  const rule = '═'.repeat(line.length + 2);
-  process.stderr.write(`\n╔${rule}╗\n║ ${line} ║\n╚${rule}╝\n`);
-  describe.skip(name, suite);
+  return missing.length === 0 ? undefined : `${missing.join(', ')} not found in ${PG_BIN}`;
 }
 
 export interface ReplicatedClusters {
   readonly primaryUrl: string;
   readonly replicaUrl: string;
+  /** The data directories, whose postmaster.pid names each server's postmaster. */
+  readonly primaryDir: string;
+  readonly replicaDir: string;
   stopReplica(): Promise<void>;
   startReplica(): Promise<void>;
   /** Runs a statement on the replica (pg_wal_replay_pause() and the like). */
@@ -138,6 +131,8 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
     return {
       primaryUrl,
       replicaUrl,
+      primaryDir,
+      replicaDir,
       stopReplica: () => stop(replicaDir),
       startReplica,
       onReplica: (text, values) => query(replicaUrl, text, values),
