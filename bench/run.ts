@@ -20,6 +20,7 @@ import { mixedStock, mixedWorkload } from './scenario-6-mixed.js';
 import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
 import { eventsBulk } from './scenario-9-events-bulk.js';
 import { productsBySkuOnWorkers } from './scenario-10-workers.js';
+import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -119,6 +120,7 @@ async function main(): Promise<number> {
   const plan: [number, () => Promise<ScenarioResult>][] = [
     [1, () => productsBySku(ctx)],
     [10, () => productsBySkuOnWorkers(ctx)],
+    [11, () => productsBySkuWithReplica(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
     [6, () => mixedWorkload(ctx, unitKeys)],

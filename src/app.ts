@@ -3,6 +3,7 @@ import express, { type Express, type Request } from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { primaryReads, type ReadReplica } from './db/read-replica.js';
 import { registerTypeParsers } from './db/type-parsers.js';
 import { createIdempotency } from './idempotency/middleware.js';
 import { authenticate, createTokenVerifier } from './http/auth.js';
@@ -45,6 +46,8 @@ export interface AppDependencies {
   readonly logger: Logger;
   /** Numbering, publishing and the feed's wake-ups; started by main (or a test) and stopped with the pool. */
   readonly events: EventsRuntime;
+  /** Issue 17 (DATABASE_READ_URL): without one, every read goes to `pool`. */
+  readonly readReplica?: ReadReplica;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
@@ -61,7 +64,7 @@ function isPublic(req: Request): boolean {
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
-export function createApp({ config, pool, logger, events }: AppDependencies): Express {
+export function createApp({ config, pool, logger, events, readReplica }: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
   app.disable('x-powered-by');
@@ -78,6 +81,8 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
   const routes = new Routes(config.bodies, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
   const metrics = createMetrics(pool, (req) => routes.patternFor(req.method, req.path));
   events.registerMetrics(metrics.registry);
+  readReplica?.registerMetrics(metrics.registry);
+  const reads = readReplica ?? primaryReads(pool);
   const streams = new JsonArrayStreams(config.streams, metrics.registry);
   let apiDocument: object | undefined;
 
@@ -92,8 +97,16 @@ export function createApp({ config, pool, logger, events }: AppDependencies): Ex
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, config, events, streams });
-  addOperatorRoutes(app, routes, pool, events, metrics, () => (apiDocument ??= buildApiDocument(registry)));
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams });
+  addOperatorRoutes(
+    app,
+    routes,
+    pool,
+    events,
+    metrics,
+    () => (apiDocument ??= buildApiDocument(registry)),
+    readReplica,
+  );
   app.use(routes.router);
 
   app.use((req, _res, next) => {

@@ -65,6 +65,11 @@ const environmentSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
       .optional(),
+    DATABASE_READ_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
+      .optional(),
+    DATABASE_READ_MAX_LAG_MS: positiveMillis.default(5000),
     DATA_DIR: z.string().min(1).default('./data'),
     EMBEDDED_PG_PORT: port.default(0),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
@@ -230,6 +235,12 @@ export interface Config {
   readonly port: number;
   readonly host?: string;
   readonly databaseUrl?: string;
+  /** Issue 17: a streaming replica for reads that need not see the caller's own last write (src/db/read-replica.ts). */
+  readonly readReplica?: {
+    readonly url: string;
+    /** Reads go to the primary while the replica is further behind than this. */
+    readonly maxLagMs: number;
+  };
   readonly dataDir: string;
   readonly embeddedPostgresPort: number;
   /** Worker processes on the port (issue 14); 1 runs the service in this process. */
@@ -302,6 +313,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    readReplica: env.DATABASE_READ_URL
+      ? Object.freeze({ url: env.DATABASE_READ_URL, maxLagMs: env.DATABASE_READ_MAX_LAG_MS })
+      : undefined,
     dataDir: path.resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_PG_PORT,
     webConcurrency: env.WEB_CONCURRENCY,

@@ -8,6 +8,7 @@ import { loadConfigOrExit } from './command-line.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { openReadReplica } from './db/read-replica.js';
 import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { startEvents, type EventsRuntime } from './events/runtime.js';
@@ -162,8 +163,22 @@ async function main(): Promise<void> {
     createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);
     await migrate(database.pool, logger);
+    const readReplica =
+      config.readReplica && (await openReadReplica(database.pool, config.db, config.readReplica, logger));
+    if (readReplica) {
+      const primary = database;
+      database = {
+        ...primary,
+        close: async () => {
+          await readReplica
+            .close()
+            .catch((error: unknown) => logger.warn({ err: error }, 'closing the replica failed'));
+          await primary.close();
+        },
+      };
+    }
     const events = startEvents(database.pool, config, logger);
-    const app = createApp({ config, pool: database.pool, logger, events });
+    const app = createApp({ config, pool: database.pool, logger, events, readReplica });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(
       {

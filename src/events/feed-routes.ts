@@ -71,7 +71,18 @@ const feedPageSchema = z
   .openapi('FeedPage');
 
 /** D29: the change feed, in commit order, exactly once for a reader that follows `next`. */
-export const addFeedRoutes: AddFeatureRoutes = (routes, { pool, events }) => {
+export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events }) => {
+  /**
+   * A page from a replica is taken when it has events (the cursor makes it exactly-once wherever it was read) or
+   * when the replica has seen the head this process knows of; an empty page from a replica behind that head, or
+   * behind the cursor a reader got from the primary, is read again on the primary.
+   */
+  const readPage = (after: number | undefined, limit: number): Promise<FeedPage> =>
+    reads.run(
+      (db) => selectFeedPage(db, after, limit),
+      (page) => page.events.length > 0 || page.sequencedThrough >= Math.max(after ?? 0, events.signal.head),
+    );
+
   routes.add({
     method: 'GET',
     path: '/v1/events',
@@ -79,7 +90,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { pool, events }) => {
     handler: async (req: Request, res: Response) => {
       const query = parseInput(feedQuerySchema, req.query, 'query');
       const requested = query.after === undefined ? undefined : Number(query.after);
-      let page = await selectFeedPage(pool, requested, query.limit);
+      let page = await readPage(requested, query.limit);
       const after = requested ?? page.prunedThrough;
       if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
       if (after > page.sequencedThrough) {
@@ -91,7 +102,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { pool, events }) => {
         res.once('close', () => gone.abort());
         await events.signal.waitBeyond(after, query.wait * 1000, gone.signal);
         if (gone.signal.aborted) return;
-        page = await selectFeedPage(pool, after, query.limit);
+        page = await readPage(after, query.limit);
         if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
       }
       res.status(200).type('application/json').send(pageJson(page, after));

@@ -1,12 +1,16 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
+import type { Reads } from '../db/read-replica.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import type { Routes } from './routing.js';
 import type { JsonArrayStreams } from './stream.js';
 
 /** What a feature's route factory receives: the route table to add to and the shared dependencies. */
 export interface FeatureDependencies {
+  /** The primary: writes (withTransaction), the reads a write decides on, and reads of the caller's own write. */
   readonly pool: pg.Pool;
+  /** Issue 17: reads that need not see the caller's own last write (the read replica while it keeps up). */
+  readonly reads: Reads;
   readonly config: Config;
   readonly events: EventsRuntime;
   /** The instance's streamed lists, bounded together. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { OpenApiGeneratorV31, type OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import express, { type Express, type Request, type Response } from 'express';
 import type pg from 'pg';
+import type { ReadReplica } from '../db/read-replica.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { body } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
@@ -76,6 +77,26 @@ const healthSchema = z
     status: z.enum(['UP', 'DOWN']).openapi({ description: 'DOWN when the database is unreachable' }),
     components: z
       .object({
+        readReplica: z
+          .object({
+            status: z
+              .enum(['UP', 'DOWN'])
+              .openapi({ description: 'DOWN while the replica does not answer as a standby' }),
+            details: z
+              .object({
+                reads: z.enum(['replica', 'primary']).openapi({ description: 'Where reads that may go to it go now' }),
+                state: z.enum(['unmeasured', 'current', 'lagging', 'unreachable', 'not a standby']),
+                lagMs: z
+                  .number()
+                  .int()
+                  .optional()
+                  .openapi({ description: 'How far behind the primary, last measured' }),
+                maxLagMs: z.number().int(),
+              })
+              .strict(),
+          })
+          .strict()
+          .optional(),
         events: z
           .object({
             status: z.enum(['UP', 'DOWN']).openapi({ description: 'DOWN while the broker is unreachable or refuses' }),
@@ -88,7 +109,8 @@ const healthSchema = z
               })
               .strict(),
           })
-          .strict(),
+          .strict()
+          .optional(),
       })
       .strict()
       .optional(),
@@ -106,6 +128,7 @@ export function addOperatorRoutes(
   events: EventsRuntime,
   metrics: Metrics,
   apiDocument: () => object,
+  readReplica?: ReadReplica,
 ): void {
   const databaseIsUp = databaseProbe(pool);
   routes.add({
@@ -114,8 +137,13 @@ export function addOperatorRoutes(
     produces: [JSON_TYPE],
     handler: async (_req: Request, res: Response) => {
       const [up, eventsHealth] = await Promise.all([databaseIsUp(), events.health()]);
-      // D28: a broker that is down shows in its component; the service itself stays UP.
-      const components = eventsHealth ? { components: { events: eventsHealth } } : {};
+      // D28: a broker that is down shows in its component; the service itself stays UP. So does a read replica that
+      // is down (issue 17): the primary serves its reads meanwhile.
+      const parts = {
+        ...(readReplica && { readReplica: readReplica.health() }),
+        ...(eventsHealth && { events: eventsHealth }),
+      };
+      const components = Object.keys(parts).length > 0 ? { components: parts } : {};
       res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', ...components });
     },
     doc: {

@@ -49,7 +49,7 @@ function parseDivide(req: Request): DivideInput {
 }
 
 /** Spec part 4 "LoadUnits" and D16, D17. lu-findpuinlu belongs to the packaging-unit feature. */
-export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
+export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
   routes.add({
     method: 'POST',
     path: '/v1/transport-unit',
@@ -78,7 +78,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
-      const { loadUnit, product } = await getLoadUnit(pool, pKey);
+      const { loadUnit, product } = await reads.run((db) => getLoadUnit(db, pKey));
       sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
@@ -147,7 +147,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) =>
     handler: async (req: Request, res: Response) => {
       const { transportUnitBK } = parseInput(transportUnitParamsSchema, req.params, 'path');
       const query = parseInput(pageQuerySchema, req.query, 'query');
-      const page = await listLoadUnitsOfTransportUnit(pool, transportUnitBK, query);
+      const page = await reads.run((db) => listLoadUnitsOfTransportUnit(db, transportUnitBK, query));
       const next = nextPageHref(req, page, query.limit);
       linkNextPage(res, next);
       if (req.mediaType === HAL_JSON) {

@@ -38,7 +38,7 @@ import {
 const TAGS = ['Master data'];
 
 /** D14, D15: replicas of location groups, locations and transport units. */
-export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
+export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) => {
   routes.add({
     method: 'PUT',
     path: '/v1/location-groups',
@@ -68,7 +68,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { name } = parseInput(locationGroupQuerySchema, req.query, 'query');
-      sendJson(res, 200, locationGroupResource(await requireLocationGroup(pool, name), hrefOf(req)));
+      sendJson(res, 200, locationGroupResource(await reads.run((db) => requireLocationGroup(db, name)), hrefOf(req)));
     },
     doc: {
       operationId: 'location-groups-findbyname',
@@ -112,7 +112,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const reference = parseInput(locationQuerySchema, req.query, 'query');
-      sendJson(res, 200, locationResource(await requireLocation(pool, reference), hrefOf(req)));
+      sendJson(res, 200, locationResource(await reads.run((db) => requireLocation(db, reference)), hrefOf(req)));
     },
     doc: {
       operationId: 'locations-find',
@@ -163,7 +163,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool }) => {
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { bk } = parseInput(transportUnitQuerySchema, req.query, 'query');
-      const { transportUnit, location } = await getTransportUnit(pool, bk);
+      const { transportUnit, location } = await reads.run((db) => getTransportUnit(db, bk));
       sendJson(res, 200, transportUnitResource(transportUnit, location, hrefOf(req)));
     },
     doc: {

@@ -38,7 +38,7 @@ const createdHeaders = {
   Location: { description: 'The first created PackagingUnit', required: true, schema: { type: 'string' } },
 } as const;
 
-export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
+export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
   const loadUnitPath = '/v1/transport-units/:transportUnitBK/load-units/:luPos/packaging-units';
 
   /** D18: 201, Location of the first created unit, the created units as a list. */
@@ -95,12 +95,8 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
-      await sendUnitList(
-        pool,
-        req,
-        res,
-        200,
-        await findUnitsAtLoadUnitPosition(pool, address.transportUnitBK, address.luPos),
+      await reads.run(async (db) =>
+        sendUnitList(db, req, res, 200, await findUnitsAtLoadUnitPosition(db, address.transportUnitBK, address.luPos)),
       );
     },
     doc: {
@@ -154,7 +150,9 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
       produces: UNIT_LIST_WITH_HAL,
       handler: async (req, res) => {
         const { transportUnitBK } = parseInput(transportUnitParams, req.params, 'path');
-        await sendUnitList(pool, req, res, 200, await findUnitsOnTransportUnit(pool, transportUnitBK));
+        await reads.run(async (db) =>
+          sendUnitList(db, req, res, 200, await findUnitsOnTransportUnit(db, transportUnitBK)),
+        );
       },
       doc: {
         operationId: `packaging-units-findontu-${version}`,
@@ -172,7 +170,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await sendUnitList(pool, req, res, 200, await findUnitsInLoadUnit(pool, pKey));
+      await reads.run(async (db) => sendUnitList(db, req, res, 200, await findUnitsInLoadUnit(db, pKey)));
     },
     doc: {
       operationId: 'lu-findpuinlu',
@@ -223,7 +221,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, config 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const search = parseInput(packagingUnitSearchSchema, req.query, 'query');
-      await sendUnitList(pool, req, res, 200, await searchUnits(pool, search));
+      await reads.run(async (db) => sendUnitList(db, req, res, 200, await searchUnits(db, search)));
     },
     doc: {
       operationId: 'packaging-units-findforproduct',

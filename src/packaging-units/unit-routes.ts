@@ -18,14 +18,14 @@ const tags = ['PackagingUnits'];
 const unknownUnit = apiError('No such PackagingUnit', ['owms.wms.inv.pu.pKeyNotExists']);
 
 /** Operations on one PackagingUnit addressed by its pKey (D20, D22, D24). */
-export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) => {
+export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, reads }) => {
   routes.add({
     method: 'GET',
     path: '/v1/packaging-units/:pKey',
     produces: SINGLE_RESOURCE,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await sendUnit(pool, req, res, await findUnitByPKey(pool, pKey));
+      await reads.run(async (db) => sendUnit(db, req, res, await findUnitByPKey(db, pKey)));
     },
     doc: {
       operationId: 'packaging-units-findbypkey',
@@ -82,7 +82,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool }) =>
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
       const query = parseInput(pageQuerySchema, req.query, 'query');
-      const page = await findMovements(pool, pKey, query);
+      const page = await reads.run((db) => findMovements(db, pKey, query));
       linkNextPage(res, nextPageHref(req, page, query.limit));
       sendJson(res, 200, page.items.map(movementView));
     },

@@ -39,7 +39,7 @@ const TAGS = ['Products'];
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams }) => {
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams }) => {
   routes.add({
     method: 'POST',
     path: '/v1/products',
@@ -80,13 +80,18 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams }) =>
           res.status(200).type('application/json').end();
           return;
         }
-        await streams.send(req, res, (after, limit) => selectProductsAfter(pool, after?.id ?? 0, limit), productView);
+        await streams.send(
+          req,
+          res,
+          (after, limit) => reads.run((db) => selectProductsAfter(db, after?.id ?? 0, limit)),
+          productView,
+        );
         return;
       }
-      const product =
-        query.uom === undefined
-          ? await findProductBySku(pool, query.sku)
-          : await findProductBySkuAndUom(pool, query.sku, query.uom);
+      const { sku, uom } = query;
+      const product = await reads.run((db) =>
+        uom === undefined ? findProductBySku(db, sku) : findProductBySkuAndUom(db, sku, uom),
+      );
       sendJson(res, 200, productResource(product, hrefOf(req)));
     },
     doc: {
@@ -127,7 +132,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams }) =>
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
-      sendJson(res, 200, productResource(await findProductByPKey(pool, pKey), hrefOf(req)));
+      sendJson(res, 200, productResource(await reads.run((db) => findProductByPKey(db, pKey)), hrefOf(req)));
     },
     doc: {
       operationId: 'products-findbyspkey',

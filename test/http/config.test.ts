@@ -289,3 +289,29 @@ describe('loadConfig: where the data lives (issue 16)', () => {
     expect(loadConfig(PRODUCTION, { opensDatabase: false }).auth.secret).toBe(SECRET);
   });
 });
+
+describe('loadConfig: the read replica (issue 17)', () => {
+  const REPLICA = 'postgres://reader@replica:5432/inventory';
+
+  it('has no read replica without DATABASE_READ_URL', () => {
+    expect(loadConfig({ DATABASE_URL: DATABASE }).readReplica).toBeUndefined();
+  });
+
+  it('reads DATABASE_READ_URL with a maximum lag of 5 s unless DATABASE_READ_MAX_LAG_MS says otherwise', () => {
+    expect(loadConfig({ DATABASE_URL: DATABASE, DATABASE_READ_URL: REPLICA }).readReplica).toStrictEqual({
+      url: REPLICA,
+      maxLagMs: 5000,
+    });
+    const config = loadConfig({ DATABASE_URL: DATABASE, DATABASE_READ_URL: REPLICA, DATABASE_READ_MAX_LAG_MS: '250' });
+    expect(config.readReplica).toStrictEqual({ url: REPLICA, maxLagMs: 250 });
+    expect(Object.isFrozen(config.readReplica)).toBe(true);
+  });
+
+  it.each([
+    ['DATABASE_READ_URL', 'mysql://replica/inventory', 'must be a postgres:// or postgresql:// URL'],
+    ['DATABASE_READ_MAX_LAG_MS', '0', 'Too small: expected number to be >=1'],
+    ['DATABASE_READ_MAX_LAG_MS', '5s', 'Invalid input: expected number, received NaN'],
+  ])('refuses %s=%s, naming it', (name, value, message) => {
+    expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${message}`);
+  });
+});

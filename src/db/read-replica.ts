@@ -1,0 +1,260 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import client from 'prom-client';
+import { isBrokenConnection } from './pg-errors.js';
+import { createPool, type PoolSettings } from './pool.js';
+
+/**
+ * Issue 17: reads that need not see the caller's own last write (finders, lists, streams, the feed's pages) may be
+ * served by a streaming replica (DATABASE_READ_URL). Writes, and every read a write decides on, use the primary pool
+ * directly, inside withTransaction.
+ */
+export interface Reads {
+  /**
+   * Runs `read` on the replica when it keeps up, otherwise on the primary. `read` must only read: it runs again on
+   * the primary when the replica's connection fails under it, or when `isFresh` finds its result too old.
+   */
+  run<T>(read: (db: pg.Pool) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T>;
+}
+
+/** Without a replica every read is the primary's. */
+export function primaryReads(primary: pg.Pool): Reads {
+  return { run: (read) => read(primary) };
+}
+
+export type ReplicaState = 'unmeasured' | 'current' | 'lagging' | 'unreachable' | 'not a standby';
+
+export interface ReplicaHealth {
+  readonly status: 'UP' | 'DOWN';
+  readonly details: {
+    readonly reads: 'replica' | 'primary';
+    readonly state: ReplicaState;
+    readonly lagMs?: number;
+    readonly maxLagMs: number;
+  };
+}
+
+export interface ReadReplicaSettings extends PoolSettings {
+  readonly url: string;
+  readonly maxLagMs: number;
+}
+
+const PROBE_TIMEOUT_MS = 2000;
+// Far more than any lag worth measuring at the probe's pace: beyond it the oldest samples are dropped.
+const MAX_SAMPLES = 1000;
+// 40001 on a standby: a statement cancelled by a conflict with the WAL being replayed; 40P01: its deadlock form.
+const RECOVERY_CONFLICTS = new Set(['40001', '40P01']);
+
+/** `16/B374D848` as a number of bytes. */
+function lsnBytes(lsn: string): bigint {
+  const [high = '0', low = '0'] = lsn.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+/** A one-connection pool for the lag probe, so that it never queues behind requests. */
+function probePool(of: pg.Pool): pg.Pool {
+  const pool = new pg.Pool({
+    ...(of.options as pg.PoolConfig),
+    max: 1,
+    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+    query_timeout: PROBE_TIMEOUT_MS,
+    application_name: 'inventory-service-lag',
+    allowExitOnIdle: true,
+  });
+  // A lost idle connection is what the next probe finds out and reports.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * Lag is measured in the primary's WAL, timed by this process's clock: every probe reads the primary's
+ * `pg_current_wal_lsn()` and remembers when it did, then the replica's `pg_last_wal_replay_lsn()`. The replica lags
+ * by at least the age of the oldest remembered primary position it has not replayed yet; when it has replayed them
+ * all, it lags by nothing. Unlike `now() - pg_last_xact_replay_timestamp()`, an idle primary does not look like a
+ * lagging replica (nothing to replay is no lag), no heartbeat table is written, and the two servers' clocks never
+ * meet. The figure is a lower bound, precise to one probe interval.
+ */
+export class ReadReplica implements Reads {
+  private readonly pool: pg.Pool;
+  private readonly primaryProbe: pg.Pool;
+  private readonly replicaProbe: pg.Pool;
+  private readonly samples: { readonly lsn: bigint; readonly at: number }[] = [];
+  private state: ReplicaState = 'unmeasured';
+  private lagMs: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private probing: Promise<void> | undefined;
+  private closed = false;
+  private readsBy: client.Counter<'pool'> | undefined;
+
+  constructor(
+    private readonly primary: pg.Pool,
+    private readonly settings: ReadReplicaSettings,
+    private readonly logger: Logger,
+  ) {
+    this.pool = createPool(settings.url, settings, logger);
+    this.primaryProbe = probePool(primary);
+    this.replicaProbe = probePool(this.pool);
+  }
+
+  /** How often the lag is measured: a fifth of the lag allowed, between 100 ms and 1 s. */
+  get probeIntervalMs(): number {
+    return Math.min(1000, Math.max(100, Math.floor(this.settings.maxLagMs / 5)));
+  }
+
+  /** Measures now, then every probe interval until closed. */
+  start(): Promise<void> {
+    const cycle = (): void => {
+      this.probing = this.probe().finally(() => {
+        if (this.closed) return;
+        this.timer = setTimeout(cycle, this.probeIntervalMs);
+        this.timer.unref();
+      });
+    };
+    cycle();
+    return this.probing!;
+  }
+
+  get readsGoTo(): 'replica' | 'primary' {
+    return this.state === 'current' ? 'replica' : 'primary';
+  }
+
+  async run<T>(read: (db: pg.Pool) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T> {
+    if (this.readsGoTo === 'primary') return this.onPrimary(read);
+    let result: T;
+    try {
+      result = await read(this.pool);
+    } catch (error) {
+      const code = (error as { code?: string } | null)?.code;
+      if (isBrokenConnection(error)) {
+        this.changeState('unreachable', { err: error });
+      } else if (!RECOVERY_CONFLICTS.has(code ?? '')) {
+        throw error;
+      }
+      return this.onPrimary(read);
+    }
+    if (isFresh && !isFresh(result)) return this.onPrimary(read);
+    this.readsBy?.inc({ pool: 'replica' });
+    return result;
+  }
+
+  health(): ReplicaHealth {
+    const answers = this.state === 'current' || this.state === 'lagging';
+    return {
+      status: answers ? 'UP' : 'DOWN',
+      details: {
+        reads: this.readsGoTo,
+        state: this.state,
+        ...(this.lagMs !== undefined && { lagMs: this.lagMs }),
+        maxLagMs: this.settings.maxLagMs,
+      },
+    };
+  }
+
+  registerMetrics(registry: client.Registry): void {
+    const replica = (): ReadReplica => this;
+    new client.Gauge({
+      name: 'db_read_replica_lag_seconds',
+      help: 'How far the read replica is behind the primary, as last measured (NaN while it does not answer)',
+      registers: [registry],
+      aggregator: 'max',
+      collect() {
+        this.set(replica().lagMs === undefined ? NaN : replica().lagMs! / 1000);
+      },
+    });
+    new client.Gauge({
+      name: 'db_read_replica_in_use',
+      help: '1 while reads go to the replica, 0 while they go to the primary',
+      registers: [registry],
+      aggregator: 'min',
+      collect() {
+        this.set(replica().readsGoTo === 'replica' ? 1 : 0);
+      },
+    });
+    this.readsBy = new client.Counter({
+      name: 'db_reads_total',
+      help: 'Reads that could go to the replica, by the pool that served them',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.probing;
+    await Promise.all([this.pool.end(), this.primaryProbe.end(), this.replicaProbe.end()]);
+  }
+
+  private onPrimary<T>(read: (db: pg.Pool) => Promise<T>): Promise<T> {
+    this.readsBy?.inc({ pool: 'primary' });
+    return read(this.primary);
+  }
+
+  private async probe(): Promise<void> {
+    let primaryLsn: bigint;
+    const at = Date.now();
+    try {
+      const result = await this.primaryProbe.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+      primaryLsn = lsnBytes(result.rows[0]!.lsn);
+    } catch (error) {
+      // Without the primary's position the lag is unknown; the primary serves the reads (and fails them) meanwhile.
+      this.lagMs = undefined;
+      this.changeState('unmeasured', { err: error });
+      return;
+    }
+    const newest = this.samples.at(-1);
+    if (!newest || primaryLsn > newest.lsn) this.samples.push({ lsn: primaryLsn, at });
+    if (this.samples.length > MAX_SAMPLES) this.samples.shift();
+
+    let replayed: { standby: boolean; lsn: string | null };
+    try {
+      const result = await this.replicaProbe.query<{ standby: boolean; lsn: string | null }>(
+        'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn',
+      );
+      replayed = result.rows[0]!;
+    } catch (error) {
+      this.lagMs = undefined;
+      this.changeState('unreachable', { err: error });
+      return;
+    }
+    if (!replayed.standby || replayed.lsn === null) {
+      this.lagMs = undefined;
+      this.changeState('not a standby', {});
+      return;
+    }
+    const replayedLsn = lsnBytes(replayed.lsn);
+    while (this.samples.length > 0 && this.samples[0]!.lsn <= replayedLsn) this.samples.shift();
+    const oldestMissing = this.samples[0];
+    this.lagMs = oldestMissing ? Date.now() - oldestMissing.at : 0;
+    this.changeState(this.lagMs > this.settings.maxLagMs ? 'lagging' : 'current', { lagMs: this.lagMs });
+  }
+
+  private changeState(state: ReplicaState, context: object): void {
+    if (state === this.state) return;
+    const from = this.state;
+    this.state = state;
+    const log = { ...context, from, to: state, reads: this.readsGoTo, maxLagMs: this.settings.maxLagMs };
+    if (state === 'current') this.logger.info(log, 'the read replica serves the reads');
+    else this.logger.warn(log, 'the read replica does not serve reads; the primary does');
+  }
+}
+
+/**
+ * DATABASE_READ_URL's replica beside the primary `pool`, measuring its lag from the start; closed before the
+ * primary's pool.
+ */
+export async function openReadReplica(
+  primary: pg.Pool,
+  poolSettings: PoolSettings,
+  replica: { readonly url: string; readonly maxLagMs: number },
+  logger: Logger,
+): Promise<ReadReplica> {
+  const readReplica = new ReadReplica(primary, { ...poolSettings, ...replica }, logger);
+  await readReplica.start();
+  const { hostname, port, pathname } = new URL(replica.url);
+  logger.info(
+    { readReplica: `${hostname}:${port || 5432}${pathname}`, ...readReplica.health().details },
+    'reads that need not see their own writes may use the read replica',
+  );
+  return readReplica;
+}
