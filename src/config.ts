@@ -31,6 +31,7 @@ const byteSize = z
 
 const DEFAULT_BODY_LIMIT: ByteSize = { text: '1mb', bytes: 1024 ** 2 };
 const DEFAULT_BULK_BODY_LIMIT: ByteSize = { text: '64mb', bytes: 64 * 1024 ** 2 };
+const DEFAULT_IMPORT_BODY_LIMIT: ByteSize = { text: '1gb', bytes: 1024 ** 3 };
 
 /** `inventory.read inventory.audit` or `inventory.read,inventory.audit`. */
 const scopeList = z
@@ -93,6 +94,7 @@ const environmentSchema = z
     BODY_LIMIT: byteSize.optional(),
     BULK_BODY_LIMIT: byteSize.optional(),
     BODY_BUDGET: byteSize.optional(),
+    IMPORT_BODY_LIMIT: byteSize.optional(),
     BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
@@ -192,6 +194,11 @@ export interface BodyLimits {
   readonly budget: ByteSize;
   /** How long a bulk body waits for its turn before a 503. */
   readonly budgetWaitMs: number;
+  /**
+   * Of a streamed body (NDJSON import): read line by line and never held, so it takes no share of the budget; the
+   * bound protects the database's disk and the length of the one transaction, not the service's memory.
+   */
+  readonly importLimit: ByteSize;
 }
 
 /**
@@ -203,6 +210,7 @@ function bodyLimitsOf(env: {
   BULK_BODY_LIMIT?: ByteSize;
   BODY_BUDGET?: ByteSize;
   BODY_BUDGET_WAIT_MS: number;
+  IMPORT_BODY_LIMIT?: ByteSize;
 }): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
   return {
@@ -210,6 +218,7 @@ function bodyLimitsOf(env: {
     bulkLimit,
     budget: env.BODY_BUDGET ?? bulkLimit,
     budgetWaitMs: env.BODY_BUDGET_WAIT_MS,
+    importLimit: env.IMPORT_BODY_LIMIT ?? DEFAULT_IMPORT_BODY_LIMIT,
   };
 }
 
