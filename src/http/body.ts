@@ -227,6 +227,7 @@ export async function* readLines(
     pending += text;
     let start = 0;
     for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
+      if (end - start > lineLimit.bytes) throw tooLong();
       number++;
       yield { number, text: pending.slice(start, pending.charCodeAt(end - 1) === 0x0d ? end - 1 : end) };
       start = end + 1;

@@ -203,7 +203,7 @@ async function importFile({ file, url, token, format }: Options): Promise<number
   if (answer.status === 201) {
     const seconds = progress.seconds;
     process.stderr.write(
-      `Imported ${count(progress.rows)} Products in ${seconds.toFixed(1)} s (${count(progress.rows / seconds)}/s)\n`,
+      `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s (${count(progress.rows / seconds)}/s)\n`,
     );
     return 0;
   }

@@ -184,6 +184,21 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
     expect({ rows: await rowCounts(ctx.db.pool), events: await eventCount() }).toEqual(before);
   });
 
+  it('answers a line longer than BODY_LIMIT with 413 naming it, and stores nothing', async () => {
+    const before = await rowCounts(ctx.db.pool);
+
+    const response = await importText(`${ndjson([aProduct()])}\n{"sku":"${'x'.repeat(1024 ** 2)}"}\n`);
+
+    expectServerDeclined(response, {
+      status: 413,
+      error: 'Payload Too Large',
+      exception: 'PayloadTooLargeException',
+      message: 'Request body line 2 exceeds the limit of one resource, 1mb',
+      path: '/v1/products',
+    });
+    expect(await rowCounts(ctx.db.pool)).toEqual(before);
+  });
+
   it('refuses an Idempotency-Key with an NDJSON body, which is hashed only once read', async () => {
     const response = await importText(ndjson([aProduct()])).set('Idempotency-Key', 'import-key');
 
