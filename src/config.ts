@@ -95,6 +95,7 @@ const environmentSchema = z
     BULK_BODY_LIMIT: byteSize.optional(),
     BODY_BUDGET: byteSize.optional(),
     IMPORT_BODY_LIMIT: byteSize.optional(),
+    IMPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(2),
     BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
@@ -199,6 +200,8 @@ export interface BodyLimits {
    * bound protects the database's disk and the length of the one transaction, not the service's memory.
    */
   readonly importLimit: ByteSize;
+  /** Streamed imports a process runs at once: each holds a connection and a transaction for its whole upload. */
+  readonly importMaxConcurrent: number;
 }
 
 /**
@@ -211,6 +214,7 @@ function bodyLimitsOf(env: {
   BODY_BUDGET?: ByteSize;
   BODY_BUDGET_WAIT_MS: number;
   IMPORT_BODY_LIMIT?: ByteSize;
+  IMPORT_MAX_CONCURRENT: number;
 }): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
   return {
@@ -219,6 +223,7 @@ function bodyLimitsOf(env: {
     budget: env.BODY_BUDGET ?? bulkLimit,
     budgetWaitMs: env.BODY_BUDGET_WAIT_MS,
     importLimit: env.IMPORT_BODY_LIMIT ?? DEFAULT_IMPORT_BODY_LIMIT,
+    importMaxConcurrent: env.IMPORT_MAX_CONCURRENT,
   };
 }
 

@@ -6,6 +6,7 @@ import { href, hrefOf } from '../http/links.js';
 import { readLines } from '../http/body.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
+import { importsBusy } from '../http/server-error.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import {
@@ -42,11 +43,25 @@ const TAGS = ['Products'];
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
 export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams, config }) => {
-  /** Issue 14: the lines go to the database as they arrive; a retry could not read the body again. */
-  const importStreamed = (req: Request): Promise<string | undefined> => {
-    const lines = readLines(req, config.bodies.importLimit, config.bodies.limit);
-    const options = { requestId: req.id, timeoutMs: config.http.requestTimeoutMs };
-    return withTransaction(pool, (tx) => importProducts(tx, lines, options), { maxAttempts: 1 });
+  const { importLimit, importMaxConcurrent, limit } = config.bodies;
+  let importsRunning = 0;
+  /**
+   * Issue 14: the lines go to the database as they arrive; a retry could not read the body again. Each import holds
+   * a connection and its transaction for as long as its client sends, so slow clients could otherwise take the pool.
+   */
+  const importStreamed = async (req: Request): Promise<string | undefined> => {
+    if (importsRunning >= importMaxConcurrent) {
+      req.resume();
+      throw importsBusy(importMaxConcurrent);
+    }
+    importsRunning++;
+    try {
+      const lines = readLines(req, importLimit, limit);
+      const options = { requestId: req.id, timeoutMs: config.http.requestTimeoutMs };
+      return await withTransaction(pool, (tx) => importProducts(tx, lines, options), { maxAttempts: 1 });
+    } finally {
+      importsRunning--;
+    }
   };
 
   routes.add({
@@ -81,6 +96,12 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, streams, conf
           Location: { description: 'The new Product, only when exactly one was sent', schema: { type: 'string' } },
         }),
         409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
+        503: serverError(
+          'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',
+          {
+            'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+          },
+        ),
       },
     },
   });

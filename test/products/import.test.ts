@@ -240,6 +240,54 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
       });
     }
 
+    it('runs IMPORT_MAX_CONCURRENT (2) imports at once and answers one more with 503 and Retry-After', async () => {
+      const open = [aProduct(), aProduct()].map((product) => {
+        const req = http.request({
+          port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/v1/products',
+          headers: { Authorization: bearer(), 'Content-Type': 'application/x-ndjson' },
+        });
+        const answered = new Promise<number>((resolve, reject) => {
+          req.on('response', (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          });
+          req.on('error', reject);
+        });
+        req.write(`${JSON.stringify(product)}\n`);
+        return { req, answered, product };
+      });
+      for (let copying = 0; copying < 2; await new Promise((resolve) => setTimeout(resolve, 20))) {
+        const { rows } = await ctx.db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND query LIKE 'COPY product_import%'`,
+        );
+        copying = rows[0]!.n;
+      }
+
+      const refused = await importText(ndjson([aProduct()]));
+
+      expectServerDeclined(refused, {
+        status: 503,
+        error: 'Service Unavailable',
+        exception: 'TaskRejectedException',
+        message: 'Streamed imports are limited to 2 at once on this instance, and all are running; retry later',
+        path: '/v1/products',
+      });
+      expect(refused.headers['retry-after']).toBe('5');
+      for (const { req } of open) req.end();
+      expect(await Promise.all(open.map(({ answered }) => answered))).toEqual([201, 201]);
+      expect(
+        await skuCount(
+          ctx.db.pool,
+          open.map(({ product }) => product.sku),
+        ),
+      ).toBe(2);
+      expect((await importText(ndjson([aProduct()]))).status).toBe(201);
+    });
+
     it('stores 50,000 Products sent as a stream generated on the fly, each with its event', async () => {
       const count = 50_000;
       const prefix = uniqueSku('STREAM');

@@ -2215,7 +2215,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT); or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
