@@ -4,7 +4,8 @@
 # Operator commands run the compiled JS (the image has no TypeScript tools); each prints its usage with --help:
 #   docker run --rm -e AUTH_JWT_SECRET=... inventory-service node dist/http/token-cli.js alice 8
 #   docker run --rm -e DATABASE_URL=... -e AUTH_JWT_SECRET=... inventory-service node dist/db/migrate-cli.js
-# (`npm run --silent token -- alice 8` and `npm run migrate` run the same files.)
+#   docker run --rm -i -e TOKEN=... inventory-service node dist/products/import-cli.js --url http://host:8080 /dev/stdin < products.ndjson
+# (`npm run --silent token -- alice 8`, `npm run migrate` and `npm run import -- FILE` run the same files.)
 # Without DATABASE_URL the service refuses to start, unless EMBEDDED_POSTGRES=true asks for an embedded PostgreSQL
 # under /app/data: then mount a volume there, or the data goes with the container.
 # scripts/image-runtime-check.sh (CI) reproduces the runtime stage from this file without a container engine and runs

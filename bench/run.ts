@@ -16,6 +16,7 @@ import { UNIT_SAMPLE, unitByPKey } from './scenario-2-unit-by-pkey.js';
 import { bulkCreate } from './scenario-3-bulk-create.js';
 import { allocation, allocationStock } from './scenario-4-allocation.js';
 import { streamProducts } from './scenario-5-stream.js';
+import { streamedImport } from './scenario-7-import.js';
 import { mixedStock, mixedWorkload } from './scenario-6-mixed.js';
 import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
 import { eventsBulk } from './scenario-9-events-bulk.js';
@@ -127,6 +128,7 @@ async function main(): Promise<number> {
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],
     [3, () => bulkCreate(ctx)],
+    [7, () => streamedImport(ctx)],
     [9, () => eventsBulk(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];

@@ -3,7 +3,7 @@
 # failed there). Read from the Dockerfile: the runtime stage's COPY lines fill an empty folder, its RUN lines are
 # each reproduced or skipped for a stated reason (one this script does not know fails it), its ENV is the
 # environment, its USER's stand-in is a non-root user. Then, as in the image: migrate, token, start (its CMD), health
-# (its HEALTHCHECK), metrics with the token, SIGTERM → exit 0, and a start without DATABASE_URL refused.
+# (its HEALTHCHECK), metrics with the token, an import, SIGTERM → exit 0, and a start without DATABASE_URL refused.
 # The build stage's output is this checkout's dist/: run `npm run build` first. DATABASE_URL is a throwaway
 # database on the machine's PostgreSQL (IMAGE_CHECK_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
 # Run from the project root: bash scripts/image-runtime-check.sh
@@ -220,6 +220,19 @@ grep -q '^db_pool_connections [0-9]' <<<"$metrics" || die "/actuator/prometheus 
 unauthenticated="$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/actuator/prometheus")"
 [ "$unauthenticated" = 401 ] || die "/actuator/prometheus without a token answered $unauthenticated"
 ok "/actuator/prometheus answers the token from npm run token (and 401 without it)"
+
+printf 'sku,baseUnitMagnitude,baseUnitCode,description\nIMAGE-1,1,PC,"one, first"\nIMAGE-2,2.5,KG,\n' >"$work/products.csv"
+chmod 644 "$work/products.csv"
+as_image_user TOKEN="$token" npm run --silent import -- --url "http://127.0.0.1:$port" "$work/products.csv" \
+  2>"$work/import.err" || die "npm run import: $(cat "$work/import.err")"
+grep -q '^Imported 2 Products in ' "$work/import.err" || die "npm run import: $(cat "$work/import.err")"
+status=0
+as_image_user TOKEN="$token" npm run --silent import -- --url "http://127.0.0.1:$port" "$work/products.csv" \
+  2>"$work/import.err" || status=$?
+if [ "$status" -ne 1 ] || ! grep -q '^Import refused, nothing stored: HTTP 409 Conflict: ' "$work/import.err"; then
+  die "npm run import of stored SKUs: exit $status, $(cat "$work/import.err")"
+fi
+ok "npm run import streams a CSV file to the service, and exits 1 with its 409 when the SKUs are stored"
 
 kill -TERM "$service_pid"
 status=0

@@ -31,6 +31,7 @@ const byteSize = z
 
 const DEFAULT_BODY_LIMIT: ByteSize = { text: '1mb', bytes: 1024 ** 2 };
 const DEFAULT_BULK_BODY_LIMIT: ByteSize = { text: '64mb', bytes: 64 * 1024 ** 2 };
+const DEFAULT_IMPORT_BODY_LIMIT: ByteSize = { text: '1gb', bytes: 1024 ** 3 };
 
 /** `inventory.read inventory.audit` or `inventory.read,inventory.audit`. */
 const scopeList = z
@@ -98,6 +99,8 @@ const environmentSchema = z
     BODY_LIMIT: byteSize.optional(),
     BULK_BODY_LIMIT: byteSize.optional(),
     BODY_BUDGET: byteSize.optional(),
+    IMPORT_BODY_LIMIT: byteSize.optional(),
+    IMPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(2),
     BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
@@ -197,6 +200,13 @@ export interface BodyLimits {
   readonly budget: ByteSize;
   /** How long a bulk body waits for its turn before a 503. */
   readonly budgetWaitMs: number;
+  /**
+   * Of a streamed body (NDJSON import): read line by line and never held, so it takes no share of the budget; the
+   * bound protects the database's disk and the length of the one transaction, not the service's memory.
+   */
+  readonly importLimit: ByteSize;
+  /** Streamed imports a process runs at once: each holds a connection and a transaction for its whole upload. */
+  readonly importMaxConcurrent: number;
 }
 
 /**
@@ -208,6 +218,8 @@ function bodyLimitsOf(env: {
   BULK_BODY_LIMIT?: ByteSize;
   BODY_BUDGET?: ByteSize;
   BODY_BUDGET_WAIT_MS: number;
+  IMPORT_BODY_LIMIT?: ByteSize;
+  IMPORT_MAX_CONCURRENT: number;
 }): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
   return {
@@ -215,6 +227,8 @@ function bodyLimitsOf(env: {
     bulkLimit,
     budget: env.BODY_BUDGET ?? bulkLimit,
     budgetWaitMs: env.BODY_BUDGET_WAIT_MS,
+    importLimit: env.IMPORT_BODY_LIMIT ?? DEFAULT_IMPORT_BODY_LIMIT,
+    importMaxConcurrent: env.IMPORT_MAX_CONCURRENT,
   };
 }
 

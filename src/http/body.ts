@@ -176,3 +176,81 @@ export class BodyBudget {
     }
   }
 }
+
+/** One line of a streamed body: its number (from 1) and its text without the line break. */
+export interface BodyLine {
+  readonly number: number;
+  readonly text: string;
+}
+
+/**
+ * Reads a body line by line as it arrives (NDJSON), decompressed and strictly decoded as readText does: only the
+ * line being read is held, and the socket is read only as fast as the caller takes lines, so a body may be far
+ * larger than memory. Beyond `limit` in total a 413; a line longer than `lineLimit` (counted in characters, which
+ * are never more than its bytes) a 413 naming it. `onPiece` sees the decoded text piece by piece (an idempotency hash).
+ * When the caller stops early the rest of the body is read off unkept, so the answer reaches a client still sending.
+ */
+export async function* readLines(
+  req: Request,
+  limit: ByteSize,
+  lineLimit: ByteSize,
+  onPiece?: (piece: string) => void,
+): AsyncGenerator<BodyLine> {
+  let decoder: TextDecoder;
+  let inflate: Transform | undefined;
+  try {
+    decoder = decoderFor(req);
+    inflate = decompressor(req);
+  } catch (error) {
+    req.resume();
+    throw error;
+  }
+  const source: Readable = inflate ? req.pipe(inflate) : req;
+  let size = 0;
+  let pending = '';
+  let number = 0;
+  const decode = (chunk?: Buffer): string => {
+    try {
+      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      throw unreadableBody(`line ${number + 1}: the body is not valid ${decoder.encoding}`);
+    }
+  };
+  const tooLong = (): ServerError =>
+    new ServerError(
+      413,
+      'PayloadTooLargeException',
+      `Request body line ${number + 1} exceeds the limit of one resource, ${lineLimit.text}`,
+    );
+  function* split(text: string): Generator<BodyLine> {
+    onPiece?.(text);
+    pending += text;
+    let start = 0;
+    for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
+      if (end - start > lineLimit.bytes) throw tooLong();
+      number++;
+      yield { number, text: pending.slice(start, pending.charCodeAt(end - 1) === 0x0d ? end - 1 : end) };
+      start = end + 1;
+    }
+    pending = pending.slice(start);
+    if (pending.length > lineLimit.bytes) throw tooLong();
+  }
+  try {
+    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit.bytes) throw payloadTooLarge(limit.text);
+      yield* split(decode(chunk));
+    }
+    yield* split(decode());
+    if (pending !== '') yield { number: number + 1, text: pending };
+  } catch (error) {
+    if (error instanceof ServerError) throw error;
+    throw unreadableBody((error as Error).message || 'the body could not be read');
+  } finally {
+    if (inflate) {
+      req.unpipe(inflate);
+      inflate.on('error', () => undefined).destroy();
+    }
+    req.resume();
+  }
+}

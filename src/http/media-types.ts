@@ -1,5 +1,7 @@
 export const HAL_JSON = 'application/hal+json';
 export const JSON_TYPE = 'application/json';
+/** Newline-delimited JSON: one value per line, a streamed body (issue 14). */
+export const NDJSON = 'application/x-ndjson';
 /** D1: the vendor type for PackagingUnit lists, in both spellings the real system's clients use. */
 export const PACKAGING_UNIT_VENDOR_TYPES = [
   'application/vnd.openwms.packaging-unit-v1+json',

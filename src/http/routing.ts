@@ -8,13 +8,14 @@ import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
 import { BodyBudget, declaredLength, readText } from './body.js';
-import { isXmlType } from './media-types.js';
+import { isXmlType, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
 import { apiError, mergeResponses, serverError, type ResponseDoc } from '../openapi/responses.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type BodyKind = 'json' | 'form';
+/** `ndjson` is a streamed body: left unread for the handler, which reads it line by line (see readLines). */
+export type BodyKind = 'json' | 'form' | 'ndjson';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -56,8 +57,10 @@ export interface OperationDoc {
   readonly request?: {
     readonly params?: ZodObject;
     readonly query?: ZodObject;
-    /** The body's schema, in each media type the route consumes. */
+    /** The body's schema, in each media type the route consumes but NDJSON. */
     readonly body?: ZodType;
+    /** The schema of each line of an NDJSON body. */
+    readonly lines?: ZodType;
   };
   readonly responses: Readonly<Record<number, ResponseDoc>>;
 }
@@ -65,6 +68,7 @@ export interface OperationDoc {
 const CONSUMED_TYPES: Record<BodyKind, readonly string[]> = {
   json: ['application/json', 'application/*+json'],
   form: ['application/x-www-form-urlencoded'],
+  ndjson: [NDJSON],
 };
 
 /** D7: XML is served only when the client names the XML type itself; a wildcard Accept never selects it. */
@@ -103,13 +107,18 @@ function hasBody(req: Request): boolean {
 
 interface BodyReading {
   readonly limit: ByteSize;
+  /** Of a streamed (NDJSON) body, which is never held and so waits for no budget. */
+  readonly importLimit: ByteSize;
   /** Bulk bodies only: a body of one resource is small, and waiting behind a bulk upload would starve it. */
   readonly budget?: BodyBudget;
   /** The idempotency hash to feed with a JSON body's text as it is read, when the request asks for one. */
   readonly hashOf?: (req: Request) => Hash | undefined;
 }
 
-function readBody(consumes: readonly BodyKind[] | undefined, { limit, budget, hashOf }: BodyReading): RequestHandler[] {
+function readBody(
+  consumes: readonly BodyKind[] | undefined,
+  { limit, importLimit, budget, hashOf }: BodyReading,
+): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
   const form = express.urlencoded({ extended: false, limit: limit.bytes, parameterLimit: 1000 });
@@ -125,6 +134,9 @@ function readBody(consumes: readonly BodyKind[] | undefined, { limit, budget, ha
   const admit: RequestHandler = (req, res, next) => {
     if (!hasBody(req)) return next();
     const length = declaredLength(req);
+    if (consumes.includes('ndjson') && req.is(CONSUMED_TYPES.ndjson as string[])) {
+      return next(length !== undefined && length > importLimit.bytes ? payloadTooLarge(importLimit.text) : undefined);
+    }
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
     if (!budget) return next();
     budget.take(length ?? limit.bytes, res).then(() => next(), next);
@@ -208,6 +220,14 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
           : 'The body exceeds the limit (BODY_LIMIT, 1 MB unless configured)',
       ),
     );
+    if (definition.consumes.includes('ndjson')) {
+      add(
+        413,
+        serverError(
+          'an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT',
+        ),
+      );
+    }
     add(415, serverError('The body is of a media type the operation does not read'));
   }
   if (!doc.public) {
@@ -250,7 +270,10 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     responses[Number(status)] = declared ? mergeResponses(declared, response) : response;
   }
   const replayed = { 'Idempotent-Replayed': { description: '`true` on a repeated answer to an Idempotency-Key' } };
-  const bodyTypes = (definition.consumes ?? []).map((kind) => CONSUMED_TYPES[kind][0]!);
+  const bodies = (definition.consumes ?? []).flatMap((kind) => {
+    const schema = kind === 'ndjson' ? doc.request?.lines : doc.request?.body;
+    return schema ? [[CONSUMED_TYPES[kind][0]!, { schema }] as const] : [];
+  });
   return {
     method: definition.method.toLowerCase() as RouteConfig['method'],
     path: openApiPath(definition.path),
@@ -263,12 +286,7 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
       ...(doc.request?.params && { params: doc.request.params }),
       ...(doc.request?.query && { query: doc.request.query }),
       ...(idempotent && { headers: idempotencyHeaders }),
-      ...(doc.request?.body && {
-        body: {
-          required: true,
-          content: Object.fromEntries(bodyTypes.map((type) => [type, { schema: doc.request!.body! }])),
-        },
-      }),
+      ...(bodies.length > 0 && { body: { required: true, content: Object.fromEntries(bodies) } }),
     },
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, response]) => {
@@ -332,6 +350,7 @@ export class Routes {
       ...(definition.produces ? [negotiate(definition.produces)] : []),
       ...readBody(definition.consumes, {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
+        importLimit: this.bodyLimits.importLimit,
         budget: definition.bulk ? this.budget : undefined,
         hashOf: writes ? this.idempotency?.hashOf : undefined,
       }),

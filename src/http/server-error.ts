@@ -98,5 +98,14 @@ export const streamsBusy = (maxConcurrent: number): ServerError =>
     { 'Retry-After': '5' },
   );
 
+/** Every streamed import allowed at once is running (IMPORT_MAX_CONCURRENT). */
+export const importsBusy = (maxConcurrent: number): ServerError =>
+  new ServerError(
+    503,
+    'TaskRejectedException',
+    `Streamed imports are limited to ${maxConcurrent} at once on this instance, and all are running; retry later`,
+    { 'Retry-After': '5' },
+  );
+
 export const internalError = (requestId: string): ServerError =>
   new ServerError(500, 'InternalServerError', `Unexpected error; quote request id ${requestId} when reporting it`);

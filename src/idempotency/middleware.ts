@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import type pg from 'pg';
 import { transactionParticipants, type TransactionParticipant } from '../db/tx.js';
 import { ApiError, validationError } from '../http/api-error.js';
+import { NDJSON } from '../http/media-types.js';
 import { deleteExpiredRecord, insertClaim, selectRecord, storeResponse, type ClaimValues } from './sql.js';
 
 declare module 'express-serve-static-core' {
@@ -64,6 +65,11 @@ function claimOf(req: Request, ttlSeconds: number): ClaimValues | undefined {
   if (key === undefined) return undefined;
   if (!KEY_FORMAT.test(key)) {
     throw validationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+  }
+  // A streamed body is hashed only once read, after the claim is due; its import is all or nothing, so a retry
+  // after a success gets the 409 naming the SKUs stored already.
+  if (req.is(NDJSON)) {
+    throw validationError([{ path: 'Idempotency-Key', message: `is not supported with a ${NDJSON} body` }]);
   }
   return {
     subject: req.principal?.subject ?? 'anonymous',

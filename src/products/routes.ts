@@ -3,8 +3,10 @@ import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
-import { HAL_JSON, JSON_TYPE, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { readLines } from '../http/body.js';
+import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
+import { importsBusy } from '../http/server-error.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import {
@@ -22,6 +24,7 @@ import {
   findProductBySkuAndUom,
   updateProduct,
 } from './service.js';
+import { importProducts, MAX_REPORTED } from './import.js';
 import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
@@ -39,15 +42,41 @@ const TAGS = ['Products'];
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams }) => {
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, config }) => {
+  const { importLimit, importMaxConcurrent, limit } = config.bodies;
+  let importsRunning = 0;
+  /**
+   * Issue 14: the lines go to the database as they arrive; a retry could not read the body again. Each import holds
+   * a connection and its transaction for as long as its client sends, so slow clients could otherwise take the pool.
+   */
+  const importStreamed = async (req: Request): Promise<string | undefined> => {
+    if (importsRunning >= importMaxConcurrent) {
+      req.resume();
+      throw importsBusy(importMaxConcurrent);
+    }
+    importsRunning++;
+    try {
+      const lines = readLines(req, importLimit, limit);
+      const options = { requestId: req.id, timeoutMs: config.http.requestTimeoutMs };
+      return await withTransaction(pool, (tx) => importProducts(tx, lines, options), { maxAttempts: 1 });
+    } finally {
+      importsRunning--;
+    }
+  };
+
   routes.add({
     method: 'POST',
     path: '/v1/products',
-    consumes: ['json'],
+    consumes: ['json', 'ndjson'],
     bulk: true,
     handler: async (req: Request, res: Response) => {
-      const { products, pathPrefix } = parseProducts(req.body);
-      const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
+      let pKey: string | undefined;
+      if (req.is(NDJSON)) {
+        pKey = await importStreamed(req);
+      } else {
+        const { products, pathPrefix } = parseProducts(req.body);
+        pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
+      }
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
@@ -57,13 +86,22 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
       summary: 'Create Products in bulk (all or nothing)',
       description:
         'A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of ' +
-        "another kind than the baseUnit's is a 400 core.validation.error.",
-      request: { body: productListSchema },
+        "another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is " +
+        'one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each ' +
+        'line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), ' +
+        `the first invalid line ends the request, and a 400 or 409 names at most the first ${MAX_REPORTED}.`,
+      request: { body: productListSchema, lines: productCreateSchema },
       responses: {
         201: noBody('Created; no body', {
           Location: { description: 'The new Product, only when exactly one was sent', schema: { type: 'string' } },
         }),
         409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
+        503: serverError(
+          'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',
+          {
+            'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+          },
+        ),
       },
     },
   });

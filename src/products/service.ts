@@ -31,7 +31,7 @@ import {
   type StackingRuleValues,
 } from './sql.js';
 
-function productValues(product: ProductInput): ProductValues {
+export function productValues(product: ProductInput): ProductValues {
   return {
     sku: product.sku,
     label: product.label ?? null,
@@ -49,7 +49,7 @@ function productValues(product: ProductInput): ProductValues {
   };
 }
 
-function unitValues(product: ProductInput): ProductUnitValues[] {
+export function unitValues(product: ProductInput): ProductUnitValues[] {
   return (product.units ?? []).map((unit, position) => ({
     sku: product.sku,
     position,
@@ -63,7 +63,7 @@ function unitValues(product: ProductInput): ProductUnitValues[] {
   }));
 }
 
-function ruleValues(product: ProductInput): StackingRuleValues[] {
+export function ruleValues(product: ProductInput): StackingRuleValues[] {
   return (product.stackingRules ?? []).map((rule, position) => ({
     sku: product.sku,
     position,

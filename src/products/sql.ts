@@ -72,7 +72,7 @@ export interface StackingRuleValues {
 }
 
 // Magnitudes travel as text so no digit is lost; units and rules come along in one round trip.
-const PRODUCT_COLUMNS = `
+export const PRODUCT_COLUMNS = `
   p.id, p.p_key AS "pKey", p.sku, p.label, p.account_id AS "accountId",
   p.base_unit_magnitude::text AS "baseUnitMagnitude", p.base_unit_code AS "baseUnitCode",
   p.description, p.availability_state AS "availabilityState", p.classification, p.product_group AS "group",

@@ -10,12 +10,18 @@ import { bearer } from '../support/tokens.js';
 
 /**
  * Issue 15: how request bodies are read. Small limits make the sizes exact and cheap: one resource up to 4 KiB,
- * a bulk operation up to 16 KiB.
+ * a bulk operation up to 16 KiB, a streamed import (issue 14) up to 64 KiB.
  */
 const LIMIT = 4 * 1024;
 const BULK_LIMIT = 16 * 1024;
 const BUDGET_WAIT_MS = 3000;
-const ctx = useTestApp({ BODY_LIMIT: '4kb', BULK_BODY_LIMIT: '16kb', BODY_BUDGET_WAIT_MS: String(BUDGET_WAIT_MS) });
+const IMPORT_LIMIT = 64 * 1024;
+const ctx = useTestApp({
+  BODY_LIMIT: '4kb',
+  BULK_BODY_LIMIT: '16kb',
+  IMPORT_BODY_LIMIT: '64kb',
+  BODY_BUDGET_WAIT_MS: String(BUDGET_WAIT_MS),
+});
 
 let baseUrl: string;
 let server: http.Server;
@@ -204,6 +210,48 @@ describe('body limits per operation (issue 15)', () => {
 
     expect(response.status).toBe(201);
     expect(await productsLike(sku)).toBe(1);
+  });
+});
+
+describe('the limit of a streamed import (IMPORT_BODY_LIMIT, issue 14)', () => {
+  const ndjsonOf = (prefix: string, count: number): string =>
+    Array.from({ length: count }, (_, index) => `${JSON.stringify(aProduct({ sku: `${prefix}-${index}` }))}\n`).join(
+      '',
+    );
+  const NDJSON = { 'Content-Type': 'application/x-ndjson' };
+
+  it('reads an NDJSON body far beyond BULK_BODY_LIMIT, up to IMPORT_BODY_LIMIT', async () => {
+    const prefix = uniqueSku('IMPORT-LIMIT');
+    const body = ndjsonOf(prefix, 300);
+    expect(body.length).toBeGreaterThan(2 * BULK_LIMIT);
+    expect(body.length).toBeLessThan(IMPORT_LIMIT);
+
+    const response = await post('/v1/products', body, NDJSON);
+
+    expect(response.status).toBe(201);
+    expect(await productsLike(prefix)).toBe(300);
+  });
+
+  it('counts a compressed NDJSON body after decompression, and answers 413 beyond the limit, storing nothing', async () => {
+    const prefix = uniqueSku('IMPORT-GZIP');
+    const compressed = gzipSync(ndjsonOf(prefix, 1000));
+    expect(compressed.length).toBeLessThan(BULK_LIMIT);
+
+    const response = await post('/v1/products', compressed, { ...NDJSON, 'Content-Encoding': 'gzip' });
+
+    expectTooLarge(response, '64kb', '/v1/products');
+    expect(await productsLike(prefix)).toBe(0);
+  });
+
+  it('answers a declared Content-Length over IMPORT_BODY_LIMIT with 413 before the body is sent', async () => {
+    const answer = await rawRequest('/v1/products', { ...NDJSON, 'Content-Length': String(IMPORT_LIMIT + 1) }, [
+      Buffer.from('{"sku":'),
+    ]);
+
+    expect(answer).toEqual({
+      status: 413,
+      body: expect.objectContaining({ message: 'Request body exceeds the limit of 64kb', path: '/v1/products' }),
+    });
   });
 });
 

@@ -31,6 +31,8 @@ describe('loadConfig defaults (D26)', () => {
         limit: { text: '1mb', bytes: 1_048_576 },
         bulkLimit: { text: '64mb', bytes: 67_108_864 },
         budget: { text: '64mb', bytes: 67_108_864 },
+        importLimit: { text: '1gb', bytes: 1_073_741_824 },
+        importMaxConcurrent: 2,
       },
       trustProxy: false,
       mixedLoadUnits: false,
@@ -113,6 +115,8 @@ describe('loadConfig defaults (D26)', () => {
       BODY_LIMIT: '512kb',
       BULK_BODY_LIMIT: '1.5gb',
       BODY_BUDGET: '4294967296',
+      IMPORT_BODY_LIMIT: '20gb',
+      IMPORT_MAX_CONCURRENT: '5',
       TRUST_PROXY: 'true',
       INVENTORY_MIXED_LOADUNITS: 'true',
     });
@@ -126,6 +130,8 @@ describe('loadConfig defaults (D26)', () => {
         limit: { text: '512kb', bytes: 524_288 },
         bulkLimit: { text: '1.5gb', bytes: 1_610_612_736 },
         budget: { text: '4294967296', bytes: 4_294_967_296 },
+        importLimit: { text: '20gb', bytes: 21_474_836_480 },
+        importMaxConcurrent: 5,
       },
       trustProxy: true,
       mixedLoadUnits: true,
@@ -138,6 +144,8 @@ describe('loadConfig defaults (D26)', () => {
       bulkLimit: { text: '256mb', bytes: 268_435_456 },
       budget: { text: '256mb', bytes: 268_435_456 },
       budgetWaitMs: 30_000,
+      importLimit: { text: '1gb', bytes: 1_073_741_824 },
+      importMaxConcurrent: 2,
     });
     expect(loadConfig({ BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '8mb' }).bodies.bulkLimit.bytes).toBe(8 * 1_048_576);
   });
@@ -175,6 +183,8 @@ describe('loadConfig refusals (D26)', () => {
     ['BODY_LIMIT', 'lots'],
     ['BULK_BODY_LIMIT', '64 megabytes'],
     ['BODY_BUDGET', '-1'],
+    ['IMPORT_BODY_LIMIT', 'unlimited'],
+    ['IMPORT_MAX_CONCURRENT', '0'],
     ['INVENTORY_MIXED_LOADUNITS', 'perhaps'],
     ['DB_POOL_MAX', '0'],
     ['AUTH_JWT_SECRET', 'short'],

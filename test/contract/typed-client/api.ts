@@ -101,7 +101,7 @@ export interface paths {
     put: operations['products-update'];
     /**
      * Create Products in bulk (all or nothing)
-     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error.
+     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), the first invalid line ends the request, and a 400 or 409 names at most the first 100.
      */
     post: operations['products-create'];
     delete?: never;
@@ -2118,6 +2118,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['ProductCreate'][];
+        'application/x-ndjson': components['schemas']['ProductCreate'];
       };
     };
     responses: {
@@ -2181,7 +2182,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured); or an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2214,7 +2215,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT); or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */

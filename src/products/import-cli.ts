@@ -1,0 +1,218 @@
+import { createReadStream, statSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import { refuseCommandLine } from '../command-line.js';
+import { CsvToNdjson } from './import-csv.js';
+
+const USAGE = `Usage: node dist/products/import-cli.js [--url URL] [--token TOKEN] [--format ndjson|csv] FILE
+       npm run --silent import -- [options] FILE
+
+Streams FILE to POST /v1/products of a running service as one all-or-nothing import (application/x-ndjson),
+with a progress line on stderr. Exits 0 once the service has stored every Product; 1 with the service's error
+when it refused the import (then nothing is stored) or could not be reached; 2 when called the wrong way.
+
+  FILE             NDJSON (one Product per line, as POST /v1/products takes them), or CSV with a header row
+  --url URL        the service's base URL (default: $INVENTORY_URL, else http://127.0.0.1:8080)
+  --token TOKEN    a bearer token that may write (default: $TOKEN; npm run -s token prints one)
+  --format FORMAT  ndjson or csv (default: csv for a name ending in .csv, else ndjson)
+
+CSV columns, by header name in any order (an empty field is an absent one): sku, baseUnitMagnitude and
+baseUnitCode (required), label, accountId, description, availabilityState, classification, group, stockZone,
+overbookingAllowed (true or false), details (a JSON object). Units, dimension and stacking rules need NDJSON.
+The service numbers a CSV's records after the header as lines 1, 2, ...
+`;
+
+const PROGRESS_EVERY_MS = 1000;
+/** Without a terminal (a log file) a line every so often, not one rewritten every second. */
+const LOG_PROGRESS_EVERY_MS = 10_000;
+
+interface Options {
+  readonly file: string;
+  readonly url: URL;
+  readonly token: string;
+  readonly format: 'ndjson' | 'csv';
+}
+
+function optionsOf(args: readonly string[]): Options {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        format: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    refuseCommandLine(`${(error as Error).message}.`, USAGE);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const [file, extra] = parsed.positionals;
+  if (file === undefined) refuseCommandLine('Which file? FILE is missing.', USAGE);
+  if (extra !== undefined) refuseCommandLine(`Unexpected argument '${extra}'.`, USAGE);
+  const format = parsed.values.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+  if (format !== 'ndjson' && format !== 'csv') refuseCommandLine(`Unknown format '${format}'.`, USAGE);
+  const base = parsed.values.url ?? process.env.INVENTORY_URL ?? 'http://127.0.0.1:8080';
+  let url: URL;
+  try {
+    url = new URL('v1/products', base.endsWith('/') ? base : `${base}/`);
+  } catch {
+    refuseCommandLine(`'${base}' is no URL.`, USAGE);
+  }
+  const token = parsed.values.token ?? process.env.TOKEN;
+  if (!token) refuseCommandLine('No token: pass --token or set TOKEN.', USAGE);
+  return { file, url, token, format };
+}
+
+const count = (value: number): string => Math.round(value).toLocaleString('en-US');
+
+function duration(seconds: number): string {
+  const whole = Math.max(0, Math.round(seconds));
+  const minutes = Math.floor(whole / 60);
+  return `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+/** Rows sent, their rate, and the time left estimated from the share of the file read so far. */
+class Progress {
+  rows = 0;
+  bytes = 0;
+  private readonly started = Date.now();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly size: number) {
+    const tty = process.stderr.isTTY;
+    this.timer = setInterval(
+      () => this.print(tty ? '\r' : '', tty ? '\x1b[K' : '\n'),
+      tty ? PROGRESS_EVERY_MS : LOG_PROGRESS_EVERY_MS,
+    );
+    this.timer.unref();
+  }
+
+  get seconds(): number {
+    return (Date.now() - this.started) / 1000;
+  }
+
+  print(start: string, end: string): void {
+    const seconds = this.seconds || 0.001;
+    const share = this.size > 0 ? Math.min(1, this.bytes / this.size) : undefined;
+    const eta = share ? seconds / share - seconds : 0;
+    const left =
+      share === undefined
+        ? `${(this.bytes / 1e6).toFixed(1)} MB`
+        : `${(share * 100).toFixed(0)}% of ${(this.size / 1e6).toFixed(1)} MB  ` +
+          (share < 1 ? `ETA ${duration(eta)}` : 'sent, the service is storing them');
+    process.stderr.write(`${start}${count(this.rows)} rows  ${count(this.rows / seconds)} rows/s  ${left}${end}`);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    if (process.stderr.isTTY) this.print('\r', '\x1b[K\n');
+  }
+}
+
+/** Counts the file's bytes (and, for NDJSON, its lines) as they pass. */
+function counter(progress: Progress, countLines: boolean): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      progress.bytes += chunk.length;
+      if (countLines) {
+        for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) progress.rows++;
+      }
+      done(null, chunk);
+    },
+  });
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** The service's error text: the `message` of its JSON error body, else the body itself. */
+function errorText(answer: Answer): string {
+  try {
+    const { message } = JSON.parse(answer.body) as { message?: unknown };
+    if (typeof message === 'string') return message;
+  } catch {
+    // Not JSON: a proxy's page, say.
+  }
+  return answer.body.trim().slice(0, 2000) || '(no body)';
+}
+
+async function importFile({ file, url, token, format }: Options): Promise<number> {
+  let size: number;
+  try {
+    const stat = statSync(file);
+    // A pipe (/dev/stdin) has no size: then no share and no ETA.
+    size = stat.isFile() ? stat.size : 0;
+  } catch (error) {
+    process.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const progress = new Progress(size);
+  const request = (url.protocol === 'https:' ? https : http).request(url, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/x-ndjson',
+      Accept: 'application/json',
+      // NDJSON goes as it is, so the service can refuse a file over its limit before anything is sent.
+      ...(format === 'ndjson' && size > 0 && { 'Content-Length': String(size) }),
+    },
+  });
+  const answered = new Promise<Answer>((resolve, reject) => {
+    request.on('error', reject);
+    request.on('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (piece: string) => (body += piece));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    });
+  });
+  const source = createReadStream(file);
+  const counted = counter(progress, format === 'ndjson');
+  // The service may answer before the upload ends (the first invalid line); its answer is what counts.
+  const uploading =
+    format === 'csv'
+      ? pipeline(source, counted, new CsvToNdjson(() => progress.rows++), request)
+      : pipeline(source, counted, request);
+  const uploaded = uploading.then(
+    () => undefined,
+    (error: Error) => error,
+  );
+  let answer: Answer;
+  try {
+    answer = await answered;
+  } catch (error) {
+    progress.stop();
+    const cause = (await uploaded) ?? (error as Error);
+    process.stderr.write(`Import failed after ${count(progress.rows)} rows: ${cause.message}\n`);
+    return 1;
+  }
+  progress.stop();
+  if (answer.status === 201) {
+    const seconds = progress.seconds;
+    process.stderr.write(
+      `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s (${count(progress.rows / seconds)}/s)\n`,
+    );
+    return 0;
+  }
+  process.stderr.write(
+    `Import refused, nothing stored: HTTP ${answer.status} ${http.STATUS_CODES[answer.status] ?? ''}: ` +
+      `${errorText(answer)}\n`,
+  );
+  return 1;
+}
+
+/** `npm run import -- FILE`: exits with importFile's code once the service has answered. */
+process.exit(await importFile(optionsOf(process.argv.slice(2))));

@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.js';
+import { aProduct, aQuantity, uniqueSku, type Json } from '../support/builders.js';
+import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
+import { bearer } from '../support/tokens.js';
+import { rowCounts } from './product-api.js';
+
+/** `npm run import` as the image runs it: compiled JS under dist/, plain node, against the real app over HTTP. */
+const IMPORT_CLI = path.join(PROJECT_ROOT, 'dist', 'products', 'import-cli.js');
+
+const ctx = useTestApp();
+let server: http.Server;
+let url: string;
+let workDir: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  server = http.createServer(ctx.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'inventory-import-'));
+}, 180_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(workDir, { recursive: true, force: true });
+});
+
+interface Outcome {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function runImport(args: readonly string[], environment: Record<string, string> = {}): Promise<Outcome> {
+  const child = spawn(process.execPath, [IMPORT_CLI, ...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function givenFile(name: string, text: string): Promise<string> {
+  const file = path.join(workDir, name);
+  await writeFile(file, text);
+  return file;
+}
+
+async function stored(sku: string): Promise<Json> {
+  const { rows } = await ctx.db.pool.query<Json>(
+    `SELECT sku, label, description, base_unit_magnitude::text AS magnitude, base_unit_code AS code, stock_zone AS
+            "stockZone", overbooking_allowed AS "overbookingAllowed", details::text AS details
+       FROM product WHERE sku = $1`,
+    [sku],
+  );
+  return rows[0]!;
+}
+
+const token = (): string => bearer().slice('Bearer '.length);
+
+describe('node dist/products/import-cli.js (npm run import)', () => {
+  it('streams an NDJSON file to the service, reports the rows on stderr and exits 0', async () => {
+    const products = [aProduct({ label: 'one' }), aProduct(), aProduct({ baseUnit: aQuantity(2.5, 'KG') })];
+    const file = await givenFile('three.ndjson', products.map((product) => `${JSON.stringify(product)}\n`).join(''));
+
+    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+
+    expect(outcome.stderr).toMatch(/^Imported 3 Products in \d+\.\d s \([\d,]+\/s\)\n$/);
+    expect(outcome).toMatchObject({ code: 0, stdout: '' });
+    expect(await stored(products[2]!.sku)).toMatchObject({ magnitude: '2.5', code: 'KG', label: null });
+    expect(await stored(products[0]!.sku)).toMatchObject({ label: 'one' });
+  });
+
+  it('converts a CSV file with a header row to Products while streaming, quoted fields and all', async () => {
+    const [first, second] = [uniqueSku('CSV'), uniqueSku('CSV')];
+    const file = await givenFile(
+      'products.csv',
+      'sku,baseUnitMagnitude,baseUnitCode,description,stockZone,overbookingAllowed,details,label\r\n' +
+        `${first},12.000001,KG,"comma, ""quotes""\nand a line break",B,true,"{""erp"": 7}",\r\n` +
+        `\n${second},1,PC,,,,,second\n`,
+    );
+
+    const outcome = await runImport(['--url', url, '--token', token(), file]);
+
+    expect(outcome.stderr).toMatch(/^Imported 2 Products in /);
+    expect(outcome.code).toBe(0);
+    expect(await stored(first)).toEqual({
+      sku: first,
+      label: null,
+      description: 'comma, "quotes"\nand a line break',
+      magnitude: '12.000001',
+      code: 'KG',
+      stockZone: 'B',
+      overbookingAllowed: true,
+      details: '{"erp":7}',
+    });
+    expect(await stored(second)).toMatchObject({ label: 'second', magnitude: '1', code: 'PC', stockZone: null });
+  });
+
+  it("exits 1 with the service's error naming the line when it refuses the import, and nothing is stored", async () => {
+    const before = await rowCounts(ctx.db.pool);
+    const file = await givenFile(
+      'invalid.csv',
+      `sku,baseUnitMagnitude,baseUnitCode,stockZone\n${uniqueSku()},1,PC,A\n${uniqueSku()},1,PC,Z\n`,
+    );
+
+    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toBe(
+      'Import refused, nothing stored: HTTP 400 Bad Request: line 2: stockZone: Invalid option: expected one of ' +
+        '"A"|"B"|"C"\n',
+    );
+    expect(await rowCounts(ctx.db.pool)).toEqual(before);
+  });
+
+  it('exits 1 naming the column when a CSV header has a column that is no Product field', async () => {
+    const file = await givenFile('unknown.csv', 'sku,baseUnitMagnitude,baseUnitCode,colour\nA,1,PC,red\n');
+
+    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/^Import failed after 0 rows: unknown CSV column colour; the columns are sku, /);
+  });
+
+  it('exits 1 saying so when the service cannot be reached', async () => {
+    const file = await givenFile('one.ndjson', `${JSON.stringify(aProduct())}\n`);
+
+    const outcome = await runImport(['--url', 'http://127.0.0.1:1', file], { TOKEN: token() });
+
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/^Import failed after \d+ rows: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  });
+
+  it('prints its usage with --help and exits 0; without a token or a file it exits 2', async () => {
+    const help = await runImport(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.startsWith('Usage: node dist/products/import-cli.js [--url URL]')).toBe(true);
+
+    const noToken = await runImport(['file.ndjson']);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr.startsWith('No token: pass --token or set TOKEN.\n\nUsage:')).toBe(true);
+
+    const noFile = await runImport([], { TOKEN: 'x' });
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr.startsWith('Which file? FILE is missing.\n')).toBe(true);
+  });
+});
