@@ -161,8 +161,8 @@ async function main(): Promise<void> {
     // A key the service cannot verify with stops the start here, before any database is opened.
     createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);
-    await migrate(database.pool, logger);
-    const events = startEvents(database.pool, config, logger);
+    await migrate(database.sessionPool, logger);
+    const events = startEvents(database.pool, config, logger, database.sessionPool);
     const app = createApp({ config, pool: database.pool, logger, events });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(
