@@ -7,7 +7,8 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { startEvents, type EventsRuntime } from '../../src/events/runtime.js';
 import { testConfig } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { describeWithPgBouncer, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { describeWithPgBouncer } from '../support/pgbouncer-suite.js';
 import {
   allocate,
   baseAmountOf,

@@ -9,7 +9,8 @@ import { startEvents } from '../../src/events/runtime.js';
 import { testConfig } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/pg-activity.js';
-import { describeWithPgBouncer, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { describeWithPgBouncer } from '../support/pgbouncer-suite.js';
 
 /**
  * Issue 17: what DATABASE_POOL_MODE=transaction changes behind a real PgBouncer in transaction mode with two server

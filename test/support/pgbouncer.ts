@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { describe } from 'vitest';
 import { freePort } from './ports.js';
 
 /**
@@ -22,28 +22,6 @@ function findBinary(): string | undefined {
 
 export const pgbouncerBinary = findBinary();
 
-function skippedNotice(name: string): string {
-  const line = `SKIPPED PGBOUNCER TESTS: ${name} — no pgbouncer installed (apt-get install -y pgbouncer)`;
-  const rule = '═'.repeat(line.length + 2);
-  return `\n╔${rule}╗\n║ ${line} ║\n╚${rule}╝\n`;
-}
-
-/**
- * `describe` when pgbouncer is installed. Without it the suite is skipped with a notice on stderr, or, with
- * REQUIRE_PGBOUNCER=1 (CI), the file fails: a pooler test that silently did not run proves nothing.
- */
-export function describeWithPgBouncer(name: string, suite: () => void): void {
-  if (pgbouncerBinary) {
-    describe(name, suite);
-    return;
-  }
-  if (process.env.REQUIRE_PGBOUNCER === '1') {
-    throw new Error(`REQUIRE_PGBOUNCER=1 but pgbouncer is not installed: ${name} cannot run`);
-  }
-  process.stderr.write(skippedNotice(name));
-  describe.skip(name, suite);
-}
-
 export interface PgBouncer {
   readonly port: number;
   /** The URL of `database` through the pooler, with the server's user and password. */
@@ -55,6 +33,8 @@ export interface PgBouncer {
   /** Client connections to `database` now. */
   clientConnections(database: string): Promise<number>;
   stop(): Promise<void>;
+  /** SIGKILL, for a runner that is exiting with no event loop left. */
+  killAtExit(): void;
 }
 
 export interface PgBouncerOptions {
@@ -62,6 +42,8 @@ export interface PgBouncerOptions {
   readonly serverUrl: string;
   /** Server connections per database and user. */
   readonly poolSize: number;
+  /** More `[pgbouncer]` settings, e.g. `server_login_retry`. */
+  readonly settings?: Readonly<Record<string, string | number>>;
 }
 
 function answers(port: number): Promise<boolean> {
@@ -75,7 +57,8 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-function configuration(server: URL, port: number, poolSize: number, authFile: string): string {
+function configuration(server: URL, port: number, options: PgBouncerOptions, authFile: string): string {
+  const more = Object.entries(options.settings ?? {}).map(([name, value]) => `${name} = ${value}\n`);
   return `[databases]
 * = host=${server.hostname} port=${server.port || 5432}
 
@@ -84,12 +67,12 @@ listen_addr = 127.0.0.1
 listen_port = ${port}
 unix_socket_dir =
 pool_mode = transaction
-default_pool_size = ${poolSize}
+default_pool_size = ${options.poolSize}
 max_client_conn = 1000
 auth_type = trust
 auth_file = ${authFile}
 admin_users = ${decodeURIComponent(server.username)}
-`;
+${more.join('')}`;
 }
 
 async function launch(directory: string, options: PgBouncerOptions): Promise<{ child: ChildProcess; port: number }> {
@@ -101,7 +84,7 @@ async function launch(directory: string, options: PgBouncerOptions): Promise<{ c
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const ini = path.join(directory, 'pgbouncer.ini');
-    await writeFile(ini, configuration(server, port, options.poolSize, authFile), { mode: 0o644 });
+    await writeFile(ini, configuration(server, port, options, authFile), { mode: 0o644 });
     // PgBouncer refuses to run as root; it drops to `nobody`, which may read the (world-readable) folder.
     const asRoot = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
     const child = spawn(pgbouncerBinary!, [...asRoot, ini], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -153,6 +136,10 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
         await exited;
       }
       await rm(directory, { recursive: true, force: true });
+    },
+    killAtExit() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
     },
   };
 }
