@@ -6,9 +6,9 @@ import { migrate } from './migrate.js';
 const USAGE = `Usage: node dist/db/migrate-cli.js
        npm run migrate
 
-Applies the pending migrations (migrations/*.sql) to DATABASE_DIRECT_URL (default: DATABASE_URL) and exits; the service applies them at every
-start as well. Without DATABASE_URL (development, or EMBEDDED_POSTGRES=true) it migrates the embedded PostgreSQL
-under DATA_DIR.
+Applies the pending migrations (migrations/*.sql) to DATABASE_DIRECT_URL (default: DATABASE_URL) and exits; the
+service applies them at every start as well. Without DATABASE_URL (development, or EMBEDDED_POSTGRES=true) it
+migrates the embedded PostgreSQL under DATA_DIR.
 `;
 
 /** `npm run migrate`: applies pending migrations and exits 0, or exits 1 when a setting or a migration fails. */
