@@ -10,10 +10,6 @@ export interface PoolSettings {
   readonly poolMode: PoolMode;
 }
 
-/**
- * The pool never crashes the process when the server goes away: idle-client errors are logged and the
- * client is dropped; the next checkout reconnects.
- */
 const CLIENT_TIMEOUT_MARGIN_MS = 2000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
@@ -66,6 +62,10 @@ export function transactionLocalSettings(client: pg.ClientBase): string {
   return client instanceof TransactionPooledClient ? client.localSettings : '';
 }
 
+/**
+ * The pool never crashes the process when the server goes away: idle-client errors are logged and the
+ * client is dropped; the next checkout reconnects.
+ */
 export function createPool(connectionString: string, settings: PoolSettings, logger: Logger): pg.Pool {
   const timeouts = timeoutsOf(settings);
   const sessionSettings: pg.PoolConfig & Partial<TransactionPooledConfig> =
