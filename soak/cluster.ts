@@ -60,12 +60,15 @@ export async function startSoakCluster(options: {
   authorization: string;
   /** An authenticated GET that answers 200 when an instance can reach the database. */
   probePath: string;
+  /** More settings of every instance (a pooler's DATABASE_POOL_MODE and DATABASE_DIRECT_URL). */
+  environment?: Record<string, string>;
 }): Promise<SoakCluster> {
   const settings = {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     DATABASE_URL: options.databaseUrl,
     AUTH_JWT_SECRET: TEST_SECRET,
+    ...options.environment,
   };
   const current = await startServicesOnDatabase(options.databaseUrl, options.instances, settings);
   const generations: ServiceProcess[][] = current.map((service) => [service]);

@@ -5,9 +5,17 @@ export interface SoakConfig {
   readonly connections: number;
   /** A fault every this many seconds, the first one interval into the run. */
   readonly faultIntervalSeconds: number;
+  /**
+   * `direct`: the instances on PostgreSQL itself. `pgbouncer` (issue 17): through a PgBouncer in transaction mode
+   * with DATABASE_POOL_MODE=transaction, migrations and LISTEN on the direct URL.
+   */
+  readonly topology: SoakTopology;
   /** Whether every setting is the default: only such a run rewrites soak/results.json and RELIABILITY.md. */
   readonly full: boolean;
 }
+
+export type SoakTopology = 'direct' | 'pgbouncer';
+const TOPOLOGIES: readonly SoakTopology[] = ['direct', 'pgbouncer'];
 
 export const SOAK_DEFAULTS = { minutes: 10, connections: 50, faultIntervalSeconds: 60 } as const;
 
@@ -30,9 +38,14 @@ export function loadSoakConfig(): SoakConfig {
     integer: true,
     minimum: 20,
   });
+  const topology = (process.env.SOAK_TOPOLOGY?.trim() || 'direct') as SoakTopology;
+  if (!TOPOLOGIES.includes(topology)) {
+    throw new Error(`SOAK_TOPOLOGY must be one of ${TOPOLOGIES.join(', ')}, not '${topology}'`);
+  }
   const full =
+    topology === 'direct' &&
     minutes === SOAK_DEFAULTS.minutes &&
     connections === SOAK_DEFAULTS.connections &&
     faultIntervalSeconds === SOAK_DEFAULTS.faultIntervalSeconds;
-  return { minutes, connections, faultIntervalSeconds, full };
+  return { minutes, connections, faultIntervalSeconds, topology, full };
 }

@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import * as prettier from 'prettier';
 import type { MachineInfo } from '../bench/machine.js';
 import type { CheckResult } from './checks.js';
+import type { SoakTopology } from './config.js';
 import type { FaultRecord } from './faults.js';
 import { clock, count, nonZero } from './format.js';
 import { ERROR_CLASSES, FAULT_EFFECTS, type ErrorCounts, type Sample } from './tally.js';
@@ -14,6 +15,8 @@ export interface SoakReport {
   readonly connections: number;
   readonly faultIntervalSeconds: number;
   readonly instances: number;
+  /** Whether the instances reached PostgreSQL directly or through PgBouncer (issue 17). */
+  readonly topology: SoakTopology;
   readonly machine: MachineInfo;
   readonly traffic: TrafficResult & { readonly answered: number };
   readonly statusesByKind: Record<string, Record<string, number>>;
@@ -166,7 +169,7 @@ export async function writeResults(file: string, report: SoakReport): Promise<vo
 export function summaryLines(report: SoakReport): string[] {
   return [
     `soak ${report.failures.length === 0 ? 'PASSED' : 'FAILED'}: ${count(report.traffic.answered)} answers in ` +
-      `${report.minutes} min`,
+      `${report.minutes} min (${report.topology})`,
     `errors: ${nonZero(report.errors)}`,
     ...report.faults.map(
       (fault) =>

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { describeMachine } from '../bench/machine.js';
 import { installCleanupHandlers, onCleanup, onStopping, runToExit } from '../bench/processes.js';
 import { step } from '../bench/progress.js';
+import { startPgBouncer } from '../test/support/pgbouncer.js';
 import { PROJECT_ROOT } from '../test/support/service-process.js';
 import { bearer, signToken } from '../test/support/tokens.js';
 import { sleep } from '../test/reliability/harness.js';
@@ -28,6 +29,13 @@ import { mixedRequests } from '../bench/scenario-6-mixed.js';
 import { PROBE_PATH, READ_PRODUCTS, seedSoakStock } from './workload.js';
 
 const INSTANCES = 3;
+/** Server connections of the PgBouncer topology, for 3 × (DB_POOL_MAX 10 + 3) client connections. */
+const PGBOUNCER_SERVER_CONNECTIONS = 10;
+/**
+ * As README's Behind PgBouncer advises: while PostgreSQL restarts, a query waits at most 5 s for a server connection
+ * (DB_CONNECT_TIMEOUT_MS's default) and then fails (a 503), and PgBouncer tries to log in again every second.
+ */
+const PGBOUNCER_SETTINGS = { query_wait_timeout: 5, server_login_retry: 1 };
 const PROGRESS_EVERY_MS = 10_000;
 const FINAL_RECOVERY_LIMIT_MS = 120_000;
 /** Instance logs, the PostgreSQL log and the results of runs at other than the default settings. */
@@ -62,10 +70,25 @@ async function main(): Promise<number> {
 
   const database = await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log'));
   onCleanup('embedded PostgreSQL', () => database.remove(), database.removeAtExit);
+  let serviceDatabase = { databaseUrl: database.url, environment: {} as Record<string, string> };
+  if (config.topology === 'pgbouncer') {
+    const bouncer = await startPgBouncer({
+      serverUrl: database.url,
+      poolSize: PGBOUNCER_SERVER_CONNECTIONS,
+      settings: PGBOUNCER_SETTINGS,
+    });
+    onCleanup('PgBouncer', () => bouncer.stop(), bouncer.killAtExit);
+    const databaseName = new URL(database.url).pathname.slice(1);
+    serviceDatabase = {
+      databaseUrl: bouncer.urlOf(databaseName),
+      environment: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url },
+    };
+    step(`PgBouncer (transaction mode, ${PGBOUNCER_SERVER_CONNECTIONS} server connections) on port ${bouncer.port}`);
+  }
   step(`embedded PostgreSQL ${database.serverVersion} up; starting ${INSTANCES} instances on it…`);
   const authorization = bearer(signToken({ sub: 'soak' }, { expiresIn: durationSeconds + 3600 }));
   const cluster = await startSoakCluster({
-    databaseUrl: database.url,
+    ...serviceDatabase,
     instances: INSTANCES,
     authorization,
     probePath: PROBE_PATH,
@@ -138,6 +161,7 @@ async function main(): Promise<number> {
     connections: config.connections,
     faultIntervalSeconds: config.faultIntervalSeconds,
     instances: INSTANCES,
+    topology: config.topology,
     machine: describeMachine(database.serverVersion, 'embedded', loadAverageAtStart),
     traffic: { ...trafficResult, answered: tally.answered() },
     statusesByKind: tally.statusesByKind,

@@ -71,6 +71,15 @@ const environmentSchema = z
       .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
       .optional(),
     DATABASE_READ_MAX_LAG_MS: positiveMillis.default(5000),
+    DATABASE_DIRECT_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
+      .optional(),
+    DATABASE_POOL_MODE: z
+      .enum(['session', 'transaction'], {
+        error: "must be 'session' (PostgreSQL itself, or a session pooler) or 'transaction' (a transaction pooler)",
+      })
+      .default('session'),
     DATA_DIR: z.string().min(1).default('./data'),
     EMBEDDED_PG_PORT: port.default(0),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
@@ -174,7 +183,22 @@ const environmentSchema = z
  */
 function checkDatabaseChoice(env: z.infer<typeof environmentSchema>, ctx: z.RefinementCtx): void {
   const issue = (path: string, message: string): void => ctx.addIssue({ code: 'custom', path: [path], message });
-  if (env.DATABASE_URL) return;
+  if (env.DATABASE_URL) {
+    // Through a transaction pooler the migrations' lock and the feed's LISTEN would silently lose their session.
+    if (
+      env.DATABASE_POOL_MODE === 'transaction' &&
+      (!env.DATABASE_DIRECT_URL || env.DATABASE_DIRECT_URL === env.DATABASE_URL)
+    ) {
+      issue(
+        'DATABASE_DIRECT_URL',
+        'is required with DATABASE_POOL_MODE=transaction: a URL that reaches PostgreSQL itself, not the pooler',
+      );
+    }
+    return;
+  }
+  if (env.DATABASE_DIRECT_URL) issue('DATABASE_DIRECT_URL', 'is read only with DATABASE_URL');
+  if (env.DATABASE_POOL_MODE === 'transaction')
+    issue('DATABASE_POOL_MODE', 'transaction needs DATABASE_URL (the pooler)');
   if (env.EMBEDDED_POSTGRES === false) {
     issue('DATABASE_URL', 'is required with EMBEDDED_POSTGRES=false');
   } else if (env.EMBEDDED_POSTGRES === undefined && env.NODE_ENV === 'production') {
@@ -244,6 +268,8 @@ export interface AuthConfig {
   readonly requiredScopes?: { readonly read: readonly string[]; readonly write: readonly string[] };
 }
 
+export type PoolMode = 'session' | 'transaction';
+
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
   readonly port: number;
@@ -255,6 +281,11 @@ export interface Config {
     /** Reads go to the primary while the replica is further behind than this. */
     readonly maxLagMs: number;
   };
+  /**
+   * Issue 17: where work that needs a session of its own connects (migrations under their advisory lock, the feed's
+   * LISTEN): DATABASE_DIRECT_URL, else DATABASE_URL; undefined with the embedded database.
+   */
+  readonly databaseDirectUrl?: string;
   readonly dataDir: string;
   readonly embeddedPostgresPort: number;
   /** Worker processes on the port (issue 14); 1 runs the service in this process. */
@@ -264,6 +295,8 @@ export interface Config {
     readonly connectTimeoutMs: number;
     readonly lockTimeoutMs: number;
     readonly statementTimeoutMs: number;
+    /** `transaction`: DATABASE_URL is a transaction pooler, so no session state may outlive a transaction. */
+    readonly poolMode: PoolMode;
   };
   readonly auth: AuthConfig;
   readonly logLevel: (typeof LOG_LEVELS)[number];
@@ -330,6 +363,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     readReplica: env.DATABASE_READ_URL
       ? Object.freeze({ url: env.DATABASE_READ_URL, maxLagMs: env.DATABASE_READ_MAX_LAG_MS })
       : undefined,
+    databaseDirectUrl: env.DATABASE_URL ? (env.DATABASE_DIRECT_URL ?? env.DATABASE_URL) : undefined,
     dataDir: path.resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_PG_PORT,
     webConcurrency: env.WEB_CONCURRENCY,
@@ -338,6 +372,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
       lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      poolMode: env.DATABASE_POOL_MODE,
     }),
     auth: Object.freeze({
       secret: env.AUTH_JWT_SECRET,

@@ -162,7 +162,7 @@ async function main(): Promise<void> {
     // A key the service cannot verify with stops the start here, before any database is opened.
     createTokenVerifier(config.auth);
     database = await openDatabase(config, logger);
-    await migrate(database.pool, logger);
+    await migrate(database.sessionPool, logger);
     const readReplica =
       config.readReplica && (await openReadReplica(database.pool, config.db, config.readReplica, logger));
     if (readReplica) {
@@ -177,7 +177,7 @@ async function main(): Promise<void> {
         },
       };
     }
-    const events = startEvents(database.pool, config, logger);
+    const events = startEvents(database.pool, config, logger, database.sessionPool);
     const app = createApp({ config, pool: database.pool, logger, events, readReplica });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(

@@ -6,6 +6,11 @@ import { createPool } from './pool.js';
 
 export interface Database {
   readonly pool: pg.Pool;
+  /**
+   * Connections with a session of their own, for the migrations' advisory lock and the feed's LISTEN: the request
+   * pool itself unless DATABASE_DIRECT_URL points elsewhere (past a transaction pooler, issue 17).
+   */
+  readonly sessionPool: pg.Pool;
   /** Where the data lives, for the log: a server address without credentials, or the embedded data folder. */
   readonly description: string;
   close(): Promise<void>;
@@ -20,9 +25,29 @@ function redact(url: string): string {
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   if (config.databaseUrl) {
     const pool = createPool(config.databaseUrl, config.db, logger);
+    const directUrl = config.databaseDirectUrl ?? config.databaseUrl;
+    // Migrations hold one session while they run; the listener opens a client of its own from these options.
+    const sessionPool =
+      directUrl === config.databaseUrl
+        ? pool
+        : createPool(directUrl, { ...config.db, poolMax: 1, poolMode: 'session' }, logger);
     const description = `PostgreSQL server at ${redact(config.databaseUrl)}`;
-    logger.info({ database: description }, 'using the configured PostgreSQL server');
-    return { pool, description, close: () => pool.end() };
+    logger.info(
+      {
+        database: description,
+        poolMode: config.db.poolMode,
+        ...(sessionPool !== pool && { direct: redact(directUrl) }),
+      },
+      'using the configured PostgreSQL server',
+    );
+    return {
+      pool,
+      sessionPool,
+      description,
+      close: async () => {
+        await Promise.all([pool.end(), sessionPool === pool ? undefined : sessionPool.end()]);
+      },
+    };
   }
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger });
   const pool = createPool(embedded.url, config.db, logger);
@@ -30,6 +55,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   logger.info({ database: description }, 'using the embedded PostgreSQL');
   return {
     pool,
+    sessionPool: pool,
     description,
     close: async () => {
       await pool.end().catch((error: unknown) => logger.warn({ err: error }, 'closing the pool failed'));

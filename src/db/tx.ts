@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { isBrokenConnection } from './pg-errors.js';
+import { transactionLocalSettings } from './pool.js';
 
 declare const transactionBrand: unique symbol;
 
@@ -80,7 +81,8 @@ export async function withTransaction<T>(
     client.on('error', onConnectionError);
     const participant = options.readOnly ? undefined : transactionParticipants.getStore();
     try {
-      await client.query(begin);
+      const localSettings = transactionLocalSettings(client);
+      await client.query(localSettings ? `${begin}; ${localSettings}` : begin);
       await participant?.onBegin(client as Tx);
       const result = await fn(client as Tx);
       await client.query('COMMIT');

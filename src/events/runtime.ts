@@ -59,11 +59,20 @@ function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
   return background;
 }
 
-export function startEvents(requestPool: pg.Pool, config: Config, logger: Logger): EventsRuntime {
+/**
+ * `sessionPool` gives the listener's connection: LISTEN needs a session, which a transaction pooler in front of the
+ * request pool does not keep (issue 17). The background pool goes where the requests go: it only runs transactions.
+ */
+export function startEvents(
+  requestPool: pg.Pool,
+  config: Config,
+  logger: Logger,
+  sessionPool: pg.Pool = requestPool,
+): EventsRuntime {
   const pool = backgroundPool(requestPool, logger);
   const signal = new FeedSignal();
   const sequencer = new Sequencer(pool, signal, logger);
-  const listener = new FeedListener(requestPool.options as pg.ClientConfig, signal, logger);
+  const listener = new FeedListener(sessionPool.options as pg.ClientConfig, signal, logger);
   let publishedTotal: client.Counter | undefined;
   const { amqpUrl, exchange, retentionHours } = config.events;
   const relay = amqpUrl

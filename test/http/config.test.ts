@@ -325,3 +325,55 @@ describe('loadConfig: the read replica (issue 17)', () => {
     expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${message}`);
   });
 });
+
+describe('loadConfig: behind a transaction pooler (issue 17)', () => {
+  const POOLER = 'postgres://inventory@pgbouncer:6432/inventory';
+
+  it('connects straight to PostgreSQL by default: session mode, direct URL the same as DATABASE_URL', () => {
+    const config = loadConfig({ DATABASE_URL: DATABASE });
+    expect([config.db.poolMode, config.databaseDirectUrl]).toEqual(['session', DATABASE]);
+  });
+
+  it('reads the pooler, its mode and the direct URL', () => {
+    const config = loadConfig({
+      DATABASE_URL: POOLER,
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_DIRECT_URL: DATABASE,
+    });
+    expect([config.databaseUrl, config.db.poolMode, config.databaseDirectUrl]).toEqual([
+      POOLER,
+      'transaction',
+      DATABASE,
+    ]);
+  });
+
+  it('refuses transaction mode without a direct URL, or with the pooler as the direct URL', () => {
+    const expected =
+      'Invalid configuration: DATABASE_DIRECT_URL: is required with DATABASE_POOL_MODE=transaction: ' +
+      'a URL that reaches PostgreSQL itself, not the pooler';
+    expect(configError({ DATABASE_URL: POOLER, DATABASE_POOL_MODE: 'transaction' }).message).toBe(expected);
+    expect(
+      configError({ DATABASE_URL: POOLER, DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: POOLER }).message,
+    ).toBe(expected);
+  });
+
+  it('refuses statement mode, in which no transaction can span two statements', () => {
+    expect(configError({ DATABASE_URL: POOLER, DATABASE_POOL_MODE: 'statement' }).message).toBe(
+      "Invalid configuration: DATABASE_POOL_MODE: must be 'session' (PostgreSQL itself, or a session pooler) " +
+        "or 'transaction' (a transaction pooler)",
+    );
+  });
+
+  it('refuses the pooler settings with the embedded PostgreSQL, which has no pooler in front', () => {
+    expect(configError({ DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: DATABASE }).message).toBe(
+      'Invalid configuration: DATABASE_DIRECT_URL: is read only with DATABASE_URL; ' +
+        'DATABASE_POOL_MODE: transaction needs DATABASE_URL (the pooler)',
+    );
+  });
+
+  it('refuses a direct URL that is no postgres:// URL', () => {
+    expect(configError({ DATABASE_URL: POOLER, DATABASE_DIRECT_URL: 'mysql://x' }).message).toBe(
+      'Invalid configuration: DATABASE_DIRECT_URL: must be a postgres:// or postgresql:// URL',
+    );
+  });
+});

@@ -1432,7 +1432,26 @@ export interface components {
        */
       status: 'UP' | 'DOWN';
       components?: {
-        events: {
+        readReplica?: {
+          /**
+           * @description DOWN while the replica does not answer as a standby
+           * @enum {string}
+           */
+          status: 'UP' | 'DOWN';
+          details: {
+            /**
+             * @description Where reads that may go to it go now
+             * @enum {string}
+             */
+            reads: 'replica' | 'primary';
+            /** @enum {string} */
+            state: 'unmeasured' | 'current' | 'lagging' | 'unreachable' | 'not a standby';
+            /** @description How far behind the primary, last measured */
+            lagMs?: number;
+            maxLagMs: number;
+          };
+        };
+        events?: {
           /**
            * @description DOWN while the broker is unreachable or refuses
            * @enum {string}
