@@ -7,15 +7,16 @@ export interface SoakConfig {
   readonly faultIntervalSeconds: number;
   /**
    * `direct`: the instances on PostgreSQL itself. `pgbouncer` (issue 17): through a PgBouncer in transaction mode
-   * with DATABASE_POOL_MODE=transaction, migrations and LISTEN on the direct URL.
+   * with DATABASE_POOL_MODE=transaction, migrations and LISTEN on the direct URL. `pgbouncer-replica`: the same in
+   * front of a PostgreSQL 15 primary, and reads on its streaming replica (DATABASE_READ_URL), which is stopped too.
    */
   readonly topology: SoakTopology;
   /** Whether every setting is the default: only such a run rewrites soak/results.json and RELIABILITY.md. */
   readonly full: boolean;
 }
 
-export type SoakTopology = 'direct' | 'pgbouncer';
-const TOPOLOGIES: readonly SoakTopology[] = ['direct', 'pgbouncer'];
+export type SoakTopology = 'direct' | 'pgbouncer' | 'pgbouncer-replica';
+const TOPOLOGIES: readonly SoakTopology[] = ['direct', 'pgbouncer', 'pgbouncer-replica'];
 
 export const SOAK_DEFAULTS = { minutes: 10, connections: 50, faultIntervalSeconds: 60 } as const;
 

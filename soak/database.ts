@@ -7,6 +7,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { freePort } from '../test/support/ports.js';
 import { isRunning, postmasterPid } from '../test/support/service-process.js';
 import { removeTempDir, sleep, tempDir } from '../test/reliability/harness.js';
+import { startReplicatedClusters } from '../test/support/replicated-clusters.js';
 
 /** PostgreSQL's own shutdown modes: fast (SIGINT) rolls back and disconnects; immediate (SIGQUIT) is a crash. */
 export type ShutdownMode = 'fast' | 'immediate';
@@ -66,6 +67,39 @@ export async function startSoakDatabase(logFile: string): Promise<SoakDatabase> 
     removeAtExit: () => {
       killPostmaster(path.join(dataDir, 'postgres'), 'SIGQUIT');
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ReplicatedSoakDatabase extends SoakDatabase {
+  /** A streaming replica of it (issue 17), for the instances' DATABASE_READ_URL. */
+  readonly replicaUrl: string;
+  stopReplica(): Promise<void>;
+  startReplica(): Promise<void>;
+}
+
+/**
+ * Issue 17: a PostgreSQL 15 primary and its streaming replica (test/support/replicated-clusters.ts) in place of the
+ * embedded server; the primary is stopped and started as the embedded one is, the replica streams again after it.
+ */
+export async function startReplicatedSoakDatabase(): Promise<ReplicatedSoakDatabase> {
+  const clusters = await startReplicatedClusters();
+  const client = new pg.Client({ connectionString: clusters.primaryUrl });
+  await client.connect();
+  const serverVersion = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  await client.end();
+  return {
+    url: clusters.primaryUrl,
+    replicaUrl: clusters.replicaUrl,
+    serverVersion,
+    stop: (mode) => clusters.stopPrimary(mode),
+    start: () => clusters.startPrimary(),
+    stopReplica: () => clusters.stopReplica(),
+    startReplica: () => clusters.startReplica(),
+    remove: () => clusters.destroy(),
+    removeAtExit: () => {
+      for (const dir of [clusters.replicaDir, clusters.primaryDir]) killPostmaster(dir, 'SIGQUIT');
+      rmSync(path.dirname(clusters.primaryDir), { recursive: true, force: true });
     },
   };
 }

@@ -7,13 +7,22 @@ import { ERROR_CLASSES, type ErrorCounts, type SoakTally } from './tally.js';
 /** Database and instance faults take turns; each kind comes in its harsh and its gentle form. */
 type Fault =
   | { readonly kind: string; readonly shutdown: ShutdownMode }
-  | { readonly kind: string; readonly signal: 'SIGKILL' | 'SIGTERM' };
+  | { readonly kind: string; readonly signal: 'SIGKILL' | 'SIGTERM' }
+  | { readonly kind: string; readonly replica: 'stop' };
 const ROTATION: readonly Fault[] = [
   { kind: 'database restart, fast shutdown', shutdown: 'fast' },
   { kind: 'instance SIGKILL', signal: 'SIGKILL' },
   { kind: 'database restart, immediate shutdown', shutdown: 'immediate' },
   { kind: 'instance SIGTERM', signal: 'SIGTERM' },
 ];
+/** With a read replica (issue 17), it is crashed too, between the rounds of the others. */
+const REPLICA_FAULT: Fault = { kind: 'read replica crash (immediate shutdown)', replica: 'stop' };
+
+/** The read replica, for the topology that has one. */
+export interface SoakReplica {
+  stopReplica(): Promise<void>;
+  startReplica(): Promise<void>;
+}
 
 /** How long PostgreSQL stays down: long enough that every instance notices and answers 503 for a while. */
 const DATABASE_DOWN_MS = 5000;
@@ -60,21 +69,23 @@ export function scheduleFaults(options: {
   intervalSeconds: number;
   durationSeconds: number;
   log: (line: string) => void;
+  replica?: SoakReplica;
 }): FaultSchedule {
-  const { database, cluster, tally, startedAt } = options;
+  const { database, cluster, tally, startedAt, replica } = options;
+  const rotation = replica ? [...ROTATION, REPLICA_FAULT] : ROTATION;
   const records: FaultRecord[] = [];
   let stopped = false;
   let instanceFaults = 0;
   let inProgress: string | undefined;
 
   const inject = async (number: number): Promise<FaultRecord> => {
-    const fault = ROTATION[(number - 1) % ROTATION.length]!;
+    const fault = rotation[(number - 1) % rotation.length]!;
     const { kind } = fault;
     const errorsBefore = { ...tally.errors };
     const started = Date.now();
     const atSeconds = seconds(started - startedAt);
     const instance = 'signal' in fault ? instanceFaults++ % cluster.size : undefined;
-    const target = instance === undefined ? 'PostgreSQL' : `instance ${instance + 1}`;
+    const target = instance !== undefined ? `instance ${instance + 1}` : 'replica' in fault ? 'replica' : 'PostgreSQL';
     inProgress = `#${number} ${kind} (${target}) at ${clock(atSeconds)}, in progress`;
     options.log(`fault #${number}: ${kind} (${target})`);
     let detail = '';
@@ -89,6 +100,12 @@ export function scheduleFaults(options: {
         const startedAgain = Date.now();
         await database.start();
         detail = `stopped in ${seconds(stoppedAfter)} s, down ${seconds(DATABASE_DOWN_MS)} s, started in ${seconds(Date.now() - startedAgain)} s`;
+      } else if ('replica' in fault) {
+        await replica!.stopReplica();
+        await sleep(DATABASE_DOWN_MS);
+        const startedAgain = Date.now();
+        await replica!.startReplica();
+        detail = `down ${seconds(DATABASE_DOWN_MS)} s, streaming again ${seconds(Date.now() - startedAgain)} s after its start`;
       } else {
         const exit = await cluster.replace(instance!, fault.signal);
         detail = `${describeExit(exit)}; a new instance on the same port`;

@@ -12,7 +12,7 @@ import { sleep } from '../test/reliability/harness.js';
 import { endChecks, mixedProductTotals } from './checks.js';
 import { startSoakCluster, waitUntilAllAnswer } from './cluster.js';
 import { loadSoakConfig } from './config.js';
-import { startSoakDatabase } from './database.js';
+import { startReplicatedSoakDatabase, startSoakDatabase } from './database.js';
 import { scheduleFaults } from './faults.js';
 import { clock, count, describeExit, nonZero } from './format.js';
 import {
@@ -68,10 +68,12 @@ async function main(): Promise<number> {
       (config.full ? '' : ' (not the default settings: RELIABILITY.md and soak/results.json stay as they are)'),
   );
 
-  const database = await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log'));
-  onCleanup('embedded PostgreSQL', () => database.remove(), database.removeAtExit);
+  const replicated = config.topology === 'pgbouncer-replica' ? await startReplicatedSoakDatabase() : undefined;
+  const database = replicated ?? (await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log')));
+  const databaseKind = replicated ? 'a PostgreSQL 15 primary and its streaming replica' : 'embedded PostgreSQL';
+  onCleanup(databaseKind, () => database.remove(), database.removeAtExit);
   let serviceDatabase = { databaseUrl: database.url, environment: {} as Record<string, string> };
-  if (config.topology === 'pgbouncer') {
+  if (config.topology !== 'direct') {
     const bouncer = await startPgBouncer({
       serverUrl: database.url,
       poolSize: PGBOUNCER_SERVER_CONNECTIONS,
@@ -81,11 +83,15 @@ async function main(): Promise<number> {
     const databaseName = new URL(database.url).pathname.slice(1);
     serviceDatabase = {
       databaseUrl: bouncer.urlOf(databaseName),
-      environment: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url },
+      environment: {
+        DATABASE_POOL_MODE: 'transaction',
+        DATABASE_DIRECT_URL: database.url,
+        ...(replicated && { DATABASE_READ_URL: replicated.replicaUrl }),
+      },
     };
     step(`PgBouncer (transaction mode, ${PGBOUNCER_SERVER_CONNECTIONS} server connections) on port ${bouncer.port}`);
   }
-  step(`embedded PostgreSQL ${database.serverVersion} up; starting ${INSTANCES} instances on it…`);
+  step(`${databaseKind} ${database.serverVersion} up; starting ${INSTANCES} instances on it…`);
   const authorization = bearer(signToken({ sub: 'soak' }, { expiresIn: durationSeconds + 3600 }));
   const cluster = await startSoakCluster({
     ...serviceDatabase,
@@ -128,6 +134,7 @@ async function main(): Promise<number> {
     intervalSeconds: config.faultIntervalSeconds,
     durationSeconds,
     log,
+    replica: replicated,
   });
   const progress = setInterval(
     () => log(`${count(tally.answered())} answers, errors: ${nonZero(tally.errors)}; last fault: ${faults.latest()}`),
@@ -162,7 +169,7 @@ async function main(): Promise<number> {
     faultIntervalSeconds: config.faultIntervalSeconds,
     instances: INSTANCES,
     topology: config.topology,
-    machine: describeMachine(database.serverVersion, 'embedded', loadAverageAtStart),
+    machine: describeMachine(database.serverVersion, replicated ? 'server' : 'embedded', loadAverageAtStart),
     traffic: { ...trafficResult, answered: tally.answered() },
     statusesByKind: tally.statusesByKind,
     errors: tally.errors,

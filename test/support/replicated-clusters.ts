@@ -30,6 +30,9 @@ export interface ReplicatedClusters {
   readonly replicaDir: string;
   stopReplica(): Promise<void>;
   startReplica(): Promise<void>;
+  /** Stops the primary with PostgreSQL's own shutdown mode; the replica keeps trying to stream from it. */
+  stopPrimary(mode: 'fast' | 'immediate'): Promise<void>;
+  startPrimary(): Promise<void>;
   /** Runs a statement on the replica (pg_wal_replay_pause() and the like). */
   onReplica<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   destroy(): Promise<void>;
@@ -94,8 +97,11 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
   const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
   const replicaUrl = `postgres://postgres@127.0.0.1:${replicaPort}/postgres`;
   const started: string[] = [];
-  const stop = async (dir: string): Promise<void> => {
-    await asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+  const stop = async (dir: string, mode: 'fast' | 'immediate' = 'immediate'): Promise<void> => {
+    await asPostgres('pg_ctl', ['-D', dir, '-m', mode, '-w', 'stop']).catch(() => undefined);
+  };
+  const startPrimary = async (): Promise<void> => {
+    await asPostgres('pg_ctl', ['-D', primaryDir, '-l', path.join(base, 'primary.log'), '-w', 'start']);
   };
   const destroy = async (): Promise<void> => {
     for (const dir of started.reverse()) await stop(dir);
@@ -106,7 +112,7 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
     await asPostgres('initdb', ['-D', primaryDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
     await appendFile(path.join(primaryDir, 'postgresql.conf'), settings(primaryPort, base));
     await appendFile(path.join(primaryDir, 'pg_hba.conf'), 'host replication replicator 127.0.0.1/32 trust\n');
-    await asPostgres('pg_ctl', ['-D', primaryDir, '-l', path.join(base, 'primary.log'), '-w', 'start']);
+    await startPrimary();
     started.push(primaryDir);
     await query(primaryUrl, 'CREATE ROLE replicator WITH REPLICATION LOGIN');
 
@@ -135,6 +141,8 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
       replicaDir,
       stopReplica: () => stop(replicaDir),
       startReplica,
+      stopPrimary: (mode) => stop(primaryDir, mode),
+      startPrimary,
       onReplica: (text, values) => query(replicaUrl, text, values),
       destroy,
     };
