@@ -291,7 +291,7 @@ describeWithBroker('the relay to RabbitMQ (D28)', () => {
         backlog: 0,
         oldestUnsentAgeSeconds: 0,
       });
-      expect(healthMs).toBeLessThan(500);
+      expect(healthMs).toBeLessThan(2000); // less than its probe's timeout: it did not wait behind the queue
     } finally {
       for (const client of taken) client.release();
     }

@@ -32,7 +32,7 @@ describe('GET /actuator/health', () => {
 
       expect(health.status).toBe(200);
       expect(health.body).toStrictEqual({ status: 'UP' });
-      expect(healthMs).toBeLessThan(500);
+      expect(healthMs).toBeLessThan(2000); // less than its probe's timeout: it did not wait behind the queue
       expect(pool.waitingCount).toBe(1);
       for (const client of taken.splice(0)) client.release();
       expect(await lookup).toBe(404);
