@@ -4,11 +4,13 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { watchCpu, type CpuShare } from './cpu-share.js';
-import { sampleRss } from './processes.js';
+import { JWT_SECRET } from './load.js';
+import { sampleRss, stopProcess } from './processes.js';
 import { startProgress, step } from './progress.js';
 import { formatNumber, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { outboxEventsOf } from './scenario-3-bulk-create.js';
 import { productFields } from './seed.js';
+import { startService } from './service.js';
 
 const MIN_RATIO = 0.7;
 const MAX_RSS_MB = 250;
@@ -106,7 +108,25 @@ async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<nu
  * generated while it is sent; products/s against a raw COPY of the same rows in the same run, and the service's
  * peak RSS at both sizes (it must stay flat: the body is never held).
  */
-export async function streamedImport(ctx: BenchContext): Promise<ScenarioResult> {
+export async function streamedImport(bench: BenchContext): Promise<ScenarioResult> {
+  // An instance of its own: the shared one keeps the heap earlier scenarios grew (scenario 3's bulk body), which its
+  // RSS would count against the import.
+  const service = await startService({
+    databaseUrl: bench.db.url,
+    jwtSecret: JWT_SECRET,
+    cpuProfile: false,
+    main: bench.config.serviceMain,
+    env: bench.config.serviceEnv,
+    name: 'service-import',
+  });
+  try {
+    return await importOnItsOwn({ ...bench, service });
+  } finally {
+    await stopProcess(service.process);
+  }
+}
+
+async function importOnItsOwn(ctx: BenchContext): Promise<ScenarioResult> {
   const count = ctx.config.importProducts;
   const first = Math.min(FIRST_SIZE, count);
   step(`scenario 7: NDJSON POST /v1/products of ${formatNumber(first)} and ${formatNumber(count)} products`);
