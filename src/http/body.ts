@@ -40,6 +40,38 @@ function decoderFor(req: Request): TextDecoder {
   }
 }
 
+interface OpenBody {
+  readonly decoder: TextDecoder;
+  /** The body's bytes, decompressed when it is sent compressed. */
+  readonly source: Readable;
+  /** Stops decompressing and reads off whatever is left unkept, so the answer reaches a client still sending. */
+  close(): void;
+}
+
+/** The body's charset and encoding, checked before a byte is read: an unknown one is refused, the body read off. */
+function openBody(req: Request): OpenBody {
+  let decoder: TextDecoder;
+  let inflate: Transform | undefined;
+  try {
+    decoder = decoderFor(req);
+    inflate = decompressor(req);
+  } catch (error) {
+    req.resume();
+    throw error;
+  }
+  return {
+    decoder,
+    source: inflate ? req.pipe(inflate) : req,
+    close: () => {
+      if (inflate) {
+        req.unpipe(inflate);
+        inflate.on('error', () => undefined).destroy();
+      }
+      req.resume();
+    },
+  };
+}
+
 /**
  * Reads a body as text, decoded piece by piece as it arrives, so its bytes are never held whole; `onPiece` sees
  * each piece, so a hash of the body needs no copy of it. Bytes that are no character in the charset (once stored
@@ -48,16 +80,13 @@ function decoderFor(req: Request): TextDecoder {
  */
 export function readText(req: Request, limit: ByteSize, onPiece?: (piece: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
-    let decoder: TextDecoder;
-    let inflate: Transform | undefined;
+    let body: OpenBody;
     try {
-      decoder = decoderFor(req);
-      inflate = decompressor(req);
+      body = openBody(req);
     } catch (error) {
-      req.resume();
       return reject(error);
     }
-    const source: Readable = inflate ? req.pipe(inflate) : req;
+    const { decoder, source } = body;
     let size = 0;
     let text = '';
     const add = (piece: string): void => {
@@ -66,11 +95,7 @@ export function readText(req: Request, limit: ByteSize, onPiece?: (piece: string
     };
     const finish = (error?: unknown): void => {
       source.off('data', onData).off('end', onEnd).off('error', onError);
-      if (inflate) {
-        req.unpipe(inflate);
-        inflate.on('error', () => undefined).destroy();
-      }
-      req.resume();
+      body.close();
       if (error) reject(error);
       else resolve(text);
     };
@@ -196,16 +221,8 @@ export async function* readLines(
   lineLimit: ByteSize,
   onPiece?: (piece: string) => void,
 ): AsyncGenerator<BodyLine> {
-  let decoder: TextDecoder;
-  let inflate: Transform | undefined;
-  try {
-    decoder = decoderFor(req);
-    inflate = decompressor(req);
-  } catch (error) {
-    req.resume();
-    throw error;
-  }
-  const source: Readable = inflate ? req.pipe(inflate) : req;
+  const body = openBody(req);
+  const { decoder, source } = body;
   let size = 0;
   let pending = '';
   let number = 0;
@@ -247,10 +264,6 @@ export async function* readLines(
     if (error instanceof ServerError) throw error;
     throw unreadableBody((error as Error).message || 'the body could not be read');
   } finally {
-    if (inflate) {
-      req.unpipe(inflate);
-      inflate.on('error', () => undefined).destroy();
-    }
-    req.resume();
+    body.close();
   }
 }
