@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmptyDatabase } from '../support/empty-database.js';
+import { runCommand, type CommandOutcome } from '../support/command.js';
 import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
 
 /** `npm run token` and `npm run migrate` as the image runs them: compiled JS under dist/, plain node. */
@@ -17,30 +17,6 @@ const MIGRATE_USAGE_FIRST_LINE = 'Usage: node dist/db/migrate-cli.js\n';
 const NO_DATABASE =
   'Invalid configuration: DATABASE_URL: is required in production ' +
   '(or EMBEDDED_POSTGRES=true for an embedded PostgreSQL with its data under DATA_DIR)\n';
-
-interface Outcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs node (or another program) with exactly the given environment (plus PATH and HOME). */
-function run(
-  args: readonly string[],
-  environment: Record<string, string>,
-  program = process.execPath,
-): Promise<Outcome> {
-  const child = spawn(program, args, {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 let workDir: string;
 /** A DATA_DIR that must stay absent: a development token command would create its secret there. */
@@ -60,7 +36,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   it.each([[['--help']], [['-h']], [['alice', '--help']]])(
     'prints the usage on stdout for %j, exits 0 and mints no token or secret',
     async (args) => {
-      const outcome = await run([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
+      const outcome = await runCommand([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
       expect(outcome.code).toBe(0);
       expect(outcome.stdout.startsWith(TOKEN_USAGE_FIRST_LINE)).toBe(true);
       expect(outcome.stdout).not.toMatch(/eyJ/);
@@ -76,7 +52,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     [['alice', '0'], "The hours must be a positive number, not '0'."],
     [[' '], 'The subject must not be blank.'],
   ])('refuses %j with exit 2, saying why and how it is called, minting nothing', async (args, problem) => {
-    const outcome = await run([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
+    const outcome = await runCommand([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr.startsWith(`${problem}\n\n${TOKEN_USAGE_FIRST_LINE}`)).toBe(true);
     expect(outcome.stdout).toBe('');
@@ -84,7 +60,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   });
 
   it('prints only a token for the subject and hours, in production without any database setting', async () => {
-    const outcome = await run([TOKEN_CLI, 'alice', '8'], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET });
+    const outcome = await runCommand([TOKEN_CLI, 'alice', '8'], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET });
     expect(outcome).toMatchObject({ code: 0, stderr: '' });
     expect(outcome.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const claims = jwt.verify(outcome.stdout.trim(), SECRET, { algorithms: ['HS256'] }) as jwt.JwtPayload;
@@ -93,20 +69,24 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   });
 
   it('is what npm run --silent token runs on a built checkout, printing only the token', async () => {
-    const outcome = await run(['run', '--silent', 'token', '--', 'alice', '1'], { AUTH_JWT_SECRET: SECRET }, 'npm');
+    const outcome = await runCommand(
+      ['run', '--silent', 'token', '--', 'alice', '1'],
+      { AUTH_JWT_SECRET: SECRET },
+      'npm',
+    );
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     expect(jwt.verify(outcome.stdout.trim(), SECRET)).toMatchObject({ sub: 'alice' });
   });
 
   it('takes a subject that starts with a dash after --', async () => {
-    const outcome = await run([TOKEN_CLI, '--', '-robot-', '1'], { AUTH_JWT_SECRET: SECRET });
+    const outcome = await runCommand([TOKEN_CLI, '--', '-robot-', '1'], { AUTH_JWT_SECRET: SECRET });
     expect(outcome.code).toBe(0);
     expect(jwt.verify(outcome.stdout.trim(), SECRET)).toMatchObject({ sub: '-robot-' });
   });
 
   it('exits 1 instead of printing a token the service would refuse as living too long', async () => {
-    const outcome = await run([TOKEN_CLI, 'alice', '2'], {
+    const outcome = await runCommand([TOKEN_CLI, 'alice', '2'], {
       AUTH_JWT_SECRET: SECRET,
       AUTH_MAX_TOKEN_LIFETIME_SECONDS: '3600',
     });
@@ -118,7 +98,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
   });
 
   it('exits 1 naming the missing key in production without AUTH_JWT_SECRET', async () => {
-    const outcome = await run([TOKEN_CLI, 'alice'], { NODE_ENV: 'production' });
+    const outcome = await runCommand([TOKEN_CLI, 'alice'], { NODE_ENV: 'production' });
     expect(outcome).toStrictEqual({
       code: 1,
       stdout: '',
@@ -129,7 +109,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
 
 describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
   it('prints the usage on stdout for --help and exits 0 without opening a database', async () => {
-    const outcome = await run([MIGRATE_CLI, '--help'], { DATA_DIR: dataDir });
+    const outcome = await runCommand([MIGRATE_CLI, '--help'], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout.startsWith(MIGRATE_USAGE_FIRST_LINE)).toBe(true);
     expect(outcome.stderr).toBe('');
@@ -140,7 +120,7 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
     [['--dry-run'], "Unknown option '--dry-run'."],
     [['up'], "Unexpected argument 'up'."],
   ])('refuses %j with exit 2, saying why and how it is called', async (args, problem) => {
-    const outcome = await run([MIGRATE_CLI, ...args], { DATA_DIR: dataDir });
+    const outcome = await runCommand([MIGRATE_CLI, ...args], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr.startsWith(`${problem}\n\n${MIGRATE_USAGE_FIRST_LINE}`)).toBe(true);
     expect(outcome.stdout).toBe('');
@@ -148,7 +128,11 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
   });
 
   it('exits 1 naming DATABASE_URL and EMBEDDED_POSTGRES in production without DATABASE_URL', async () => {
-    const outcome = await run([MIGRATE_CLI], { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, DATA_DIR: dataDir });
+    const outcome = await runCommand([MIGRATE_CLI], {
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: SECRET,
+      DATA_DIR: dataDir,
+    });
     expect(outcome).toStrictEqual({ code: 1, stdout: '', stderr: NO_DATABASE });
     expect(existsSync(dataDir)).toBe(false);
   });
@@ -157,16 +141,16 @@ describe('node dist/db/migrate-cli.js (npm run migrate)', () => {
     const database = await createEmptyDatabase();
     try {
       const environment = { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, DATABASE_URL: database.url };
-      const messages = (outcome: Outcome): unknown[] =>
+      const messages = (outcome: CommandOutcome): unknown[] =>
         outcome.stdout
           .trim()
           .split('\n')
           .map((line) => (JSON.parse(line) as { msg: unknown }).msg);
 
-      const first = await run([MIGRATE_CLI], environment);
+      const first = await runCommand([MIGRATE_CLI], environment);
       expect(first).toMatchObject({ code: 0, stderr: '' });
       expect(messages(first).at(-1)).toBe('migrations applied');
-      const second = await run([MIGRATE_CLI], environment);
+      const second = await runCommand([MIGRATE_CLI], environment);
       expect(second).toMatchObject({ code: 0, stderr: '' });
       expect(messages(second).at(-1)).toBe('schema is up to date');
     } finally {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, aQuantity, uniqueSku, type Json } from '../support/builders.js';
 import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
+import { runCommand, type CommandOutcome } from '../support/command.js';
 import { bearer } from '../support/tokens.js';
 import { rowCounts } from './product-api.js';
 
@@ -32,23 +32,8 @@ afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-interface Outcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runImport(args: readonly string[], environment: Record<string, string> = {}): Promise<Outcome> {
-  const child = spawn(process.execPath, [IMPORT_CLI, ...args], {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+function runImport(args: readonly string[], environment: Record<string, string> = {}): Promise<CommandOutcome> {
+  return runCommand([IMPORT_CLI, ...args], environment);
 }
 
 async function givenFile(name: string, text: string): Promise<string> {
