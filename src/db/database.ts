@@ -16,7 +16,8 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function redact(url: string): string {
+/** A server address without credentials, for the log. */
+export function redact(url: string): string {
   const parsed = new URL(url);
   return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
 }

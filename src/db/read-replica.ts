@@ -2,7 +2,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import client from 'prom-client';
 import { isBrokenConnection } from './pg-errors.js';
+import { redact } from './database.js';
 import { createPool, type PoolSettings } from './pool.js';
+import { isRetryable } from './tx.js';
 
 /**
  * Issue 17: reads that need not see the caller's own last write (finders, lists, streams, the feed's pages) may be
@@ -42,8 +44,6 @@ export interface ReadReplicaSettings extends PoolSettings {
 const PROBE_TIMEOUT_MS = 2000;
 // Far more than any lag worth measuring at the probe's pace: beyond it the oldest samples are dropped.
 const MAX_SAMPLES = 1000;
-// 40001 on a standby: a statement cancelled by a conflict with the WAL being replayed; 40P01: its deadlock form.
-const RECOVERY_CONFLICTS = new Set(['40001', '40P01']);
 
 /** `16/B374D848` as a number of bytes. */
 function lsnBytes(lsn: string): bigint {
@@ -124,10 +124,10 @@ export class ReadReplica implements Reads {
     try {
       result = await read(this.pool);
     } catch (error) {
-      const code = (error as { code?: string } | null)?.code;
+      // On a standby 40001 (and 40P01) is a statement cancelled by a conflict with the WAL being replayed.
       if (isBrokenConnection(error)) {
         this.changeState('unreachable', { err: error });
-      } else if (!RECOVERY_CONFLICTS.has(code ?? '')) {
+      } else if (!isRetryable(error)) {
         throw error;
       }
       return this.onPrimary(read);
@@ -251,9 +251,8 @@ export async function openReadReplica(
 ): Promise<ReadReplica> {
   const readReplica = new ReadReplica(primary, { ...poolSettings, ...replica }, logger);
   await readReplica.start();
-  const { hostname, port, pathname } = new URL(replica.url);
   logger.info(
-    { readReplica: `${hostname}:${port || 5432}${pathname}`, ...readReplica.health().details },
+    { readReplica: redact(replica.url), ...readReplica.health().details },
     'reads that need not see their own writes may use the read replica',
   );
   return readReplica;

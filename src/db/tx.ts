@@ -42,7 +42,8 @@ export function afterCommit(tx: Tx, callback: () => void): void {
 const SERIALIZATION_FAILURE = '40001';
 const DEADLOCK_DETECTED = '40P01';
 
-function isRetryable(error: unknown): boolean {
+/** A serialization failure or a deadlock: the statement may succeed when run again (or, on a standby, elsewhere). */
+export function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === SERIALIZATION_FAILURE || code === DEADLOCK_DETECTED;
 }
