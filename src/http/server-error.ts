@@ -89,21 +89,15 @@ export const poolBusy = (): ServerError =>
     { 'Retry-After': '1' },
   );
 
-/** Every stream allowed at once is running (STREAM_MAX_CONCURRENT); Spring's name for an executor at capacity. */
-export const streamsBusy = (maxConcurrent: number): ServerError =>
+/**
+ * Every slot of a bounded kind of work is taken (STREAM_MAX_CONCURRENT, IMPORT_MAX_CONCURRENT): a 503 to retry;
+ * TaskRejectedException is Spring's name for an executor at capacity.
+ */
+export const tooManyAtOnce = (what: string, maxConcurrent: number): ServerError =>
   new ServerError(
     503,
     'TaskRejectedException',
-    `Streamed lists are limited to ${maxConcurrent} at once on this instance, and all are in use; retry later`,
-    { 'Retry-After': '5' },
-  );
-
-/** Every streamed import allowed at once is running (IMPORT_MAX_CONCURRENT). */
-export const importsBusy = (maxConcurrent: number): ServerError =>
-  new ServerError(
-    503,
-    'TaskRejectedException',
-    `Streamed imports are limited to ${maxConcurrent} at once on this instance, and all are running; retry later`,
+    `${what} are limited to ${maxConcurrent} at once on this instance, and all are in use; retry later`,
     { 'Retry-After': '5' },
   );
 

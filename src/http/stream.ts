@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import client from 'prom-client';
 import { stringifyJson } from '../json.js';
-import { streamsBusy } from './server-error.js';
+import { tooManyAtOnce } from './server-error.js';
 
 /**
  * Rows per page. Measured on 200,000 Products (`selectProductsAfter`, embedded PostgreSQL 17, 2 cores): pages of
@@ -93,7 +93,7 @@ export class JsonArrayStreams {
   async send<Row>(req: Request, res: Response, readPage: PageReader<Row>, view: (row: Row) => unknown): Promise<void> {
     if (this.active >= this.settings.maxConcurrent) {
       this.refused.inc();
-      throw streamsBusy(this.settings.maxConcurrent);
+      throw tooManyAtOnce('Streamed lists', this.settings.maxConcurrent);
     }
     this.active++;
     try {

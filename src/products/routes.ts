@@ -6,7 +6,7 @@ import { href, hrefOf } from '../http/links.js';
 import { readLines } from '../http/body.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
-import { importsBusy } from '../http/server-error.js';
+import { tooManyAtOnce } from '../http/server-error.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import {
@@ -52,7 +52,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
   const importStreamed = async (req: Request): Promise<string | undefined> => {
     if (importsRunning >= importMaxConcurrent) {
       req.resume();
-      throw importsBusy(importMaxConcurrent);
+      throw tooManyAtOnce('Streamed imports', importMaxConcurrent);
     }
     importsRunning++;
     try {

@@ -273,7 +273,7 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
         status: 503,
         error: 'Service Unavailable',
         exception: 'TaskRejectedException',
-        message: 'Streamed imports are limited to 2 at once on this instance, and all are running; retry later',
+        message: 'Streamed imports are limited to 2 at once on this instance, and all are in use; retry later',
         path: '/v1/products',
       });
       expect(refused.headers['retry-after']).toBe('5');
