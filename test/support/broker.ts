@@ -4,7 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { describeWith } from './required-suite.js';
 import { isRunning } from './service-process.js';
 
 /**
@@ -53,26 +54,10 @@ async function detectBroker(): Promise<boolean> {
 /** Decided once per test file, when it is collected. */
 export const brokerAvailable = await detectBroker();
 
-function skippedNotice(name: string): string {
-  const line = `SKIPPED BROKER TESTS: ${name} — no RabbitMQ at ${BROKER_HOST}:${BROKER_PORT}`;
-  const rule = '═'.repeat(line.length + 2);
-  return `\n╔${rule}╗\n║ ${line} ║\n╚${rule}╝\n`;
-}
-
-/**
- * `describe` when the broker answers. Without one the suite is skipped with a notice on stderr that nobody can
- * miss, or, with REQUIRE_BROKER=1 (CI), the file fails: a broker test that silently did not run proves nothing.
- */
+/** `describe` when the broker answers; skipped with a notice, or failed with REQUIRE_BROKER=1 (CI). */
 export function describeWithBroker(name: string, suite: () => void): void {
-  if (brokerAvailable) {
-    describe(name, suite);
-    return;
-  }
-  if (process.env.REQUIRE_BROKER === '1') {
-    throw new Error(`REQUIRE_BROKER=1 but no RabbitMQ answers at ${BROKER_HOST}:${BROKER_PORT}: ${name} cannot run`);
-  }
-  process.stderr.write(skippedNotice(name));
-  describe.skip(name, suite);
+  const missing = brokerAvailable ? undefined : `no RabbitMQ answers at ${BROKER_HOST}:${BROKER_PORT}`;
+  describeWith({ kind: 'BROKER', requireVariable: 'REQUIRE_BROKER', missing }, name, suite);
 }
 
 const run = promisify(execFile);
