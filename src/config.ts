@@ -10,6 +10,7 @@ const booleanFlag = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMillis = z.coerce.number().int().min(1).max(3_600_000);
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' });
 
 /** A size as written in the environment, and in bytes. */
 export interface ByteSize {
@@ -62,19 +63,10 @@ const environmentSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: port.default(8080),
     HOST: z.string().min(1).optional(),
-    DATABASE_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
-      .optional(),
-    DATABASE_READ_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
-      .optional(),
+    DATABASE_URL: postgresUrl.optional(),
+    DATABASE_READ_URL: postgresUrl.optional(),
     DATABASE_READ_MAX_LAG_MS: positiveMillis.default(5000),
-    DATABASE_DIRECT_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// or postgresql:// URL' })
-      .optional(),
+    DATABASE_DIRECT_URL: postgresUrl.optional(),
     DATABASE_POOL_MODE: z
       .enum(['session', 'transaction'], {
         error: "must be 'session' (PostgreSQL itself, or a session pooler) or 'transaction' (a transaction pooler)",
