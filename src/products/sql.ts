@@ -167,6 +167,21 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
 }
 
+/**
+ * D27: one `product.event.created` per SKU, in the array's order, rendered by product_json (migration 0008) from
+ * the rows just inserted. Answers how many were written.
+ */
+export async function insertCreatedProductEvents(tx: Tx, skus: readonly string[], requestId: string): Promise<number> {
+  const result = await tx.query(
+    `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+     SELECT 'product.event.created', r.p_key, $2, r.resource
+       FROM unnest($1::text[]) WITH ORDINALITY AS s (sku, n) CROSS JOIN LATERAL product_json(s.sku) r
+      ORDER BY s.n`,
+    [skus, requestId],
+  );
+  return result.rowCount ?? 0;
+}
+
 export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {
   const result = await db.query<{ sku: string }>('SELECT sku FROM product WHERE sku = ANY($1::text[])', [skus]);
   return new Set(result.rows.map((row) => row.sku));
@@ -179,16 +194,6 @@ export async function selectProductBySku(db: Queryable, sku: string): Promise<Pr
     values: [sku],
   });
   return result.rows[0];
-}
-
-/** The Products with these SKUs, in no particular order (the re-read behind a bulk create's events). */
-export async function selectProductsBySkus(db: Queryable, skus: readonly string[]): Promise<ProductRow[]> {
-  const result = await db.query<ProductRow>({
-    name: 'products-by-skus',
-    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = ANY($1::text[])`,
-    values: [skus],
-  });
-  return result.rows;
 }
 
 export async function selectProductByPKey(db: Queryable, pKey: string): Promise<ProductRow | undefined> {
