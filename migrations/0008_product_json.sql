@@ -1,28 +1,22 @@
 -- A created Product's event resource rendered in SQL (issue 14): a bulk create or import writes its
 -- `product.event.created` events with one INSERT … SELECT instead of reading every Product into Node and sending it
--- back. The text must equal `stringifyJson(productView(row))` byte for byte (src/products/view.ts stays the one
--- definition; test/products/product-json.test.ts guards the equality).
+-- back. The text must equal `stringifyJson(productView(row))` byte for byte: src/products/view.ts stays the one
+-- definition, and test/products/product-json.test.ts holds the two to the same text.
 
--- The units of src/units/units.ts, for the quantities' JSON; test/products/product-json.test.ts fails when they
--- differ. `json_prefix` is a quantity's JSON up to its magnitude, as src/units/quantity.ts writes it.
-CREATE TABLE unit_of_measure (
-  code        text PRIMARY KEY,
-  kind        text NOT NULL,
-  json_prefix text NOT NULL GENERATED ALWAYS AS (
-    '{"@class":"org.openwms.core.units.api.' || kind || '","unitType":["org.openwms.core.units.api.' || kind
-    || 'Unit","' || code || '"],"magnitude":'
-  ) STORED
-);
-INSERT INTO unit_of_measure (code, kind) VALUES
-  ('PC', 'Piece'), ('DOZ', 'Piece'), ('MG', 'Weight'), ('G', 'Weight'), ('KG', 'Weight'), ('T', 'Weight');
+-- A quantity as src/units/quantity.ts writes it (D2); its kind from migration 0003's unit_kind, the one table of units
+-- on the database side. NULL for an unknown code. Not STRICT, so that it is inlined into the caller.
+CREATE FUNCTION quantity_json(magnitude numeric, code text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN '{"@class":"org.openwms.core.units.api.' || unit_kind(code) || '","unitType":["org.openwms.core.units.api.'
+    || unit_kind(code) || 'Unit","' || code || '"],"magnitude":' || trim_scale(magnitude) || '}';
 
 -- The Product with this SKU as GET renders it in plain JSON (no row when there is none). Built by concatenation in
 -- the spec's key order, absent fields left out (`concat` skips a NULL piece). Strings are escaped by to_json, which
 -- writes the escapes JSON.stringify writes (availabilityState and stockZone are left to their CHECKs). Magnitudes are
 -- trim_scale's text, which is Decimal's toFixed. dimension and details are the JSON text stored: Node wrote it with
 -- stringifyJson, and it parses and prints back to itself. createDt is toISOString of what node-pg reads: its
--- milliseconds are truncated, as to_char's MS truncates. A unit code missing from unit_of_measure leaves a quantity
--- without its magnitude: invalid JSON, so the statement fails instead of writing a wrong event.
+-- milliseconds are truncated, as to_char's MS truncates. An unknown unit code leaves a quantity out: invalid JSON,
+-- so the statement fails instead of writing a wrong event.
 --
 -- One SELECT, so the planner inlines it into the caller (no function call per Product); OFFSET 0 keeps it a
 -- subquery of its own, run once per SKU of the caller's rows, so a caller that orders them gets the events in
@@ -33,7 +27,7 @@ LANGUAGE sql STABLE AS $$
     '{"pKey":"', p.p_key, '","sku":', to_json(p.sku),
     ',"label":' || to_json(p.label),
     ',"accountId":' || to_json(p.account_id),
-    ',"baseUnit":', b.json_prefix || trim_scale(p.base_unit_magnitude) || '}',
+    ',"baseUnit":', quantity_json(p.base_unit_magnitude, p.base_unit_code),
     ',"description":' || to_json(p.description),
     ',"availabilityState":"', p.availability_state, '"',
     ',"classification":' || to_json(p.classification),
@@ -46,11 +40,11 @@ LANGUAGE sql STABLE AS $$
               ',"label":' || to_json(u.label),
               ',"code":' || to_json(u.code),
               ',"description":' || to_json(u.description),
-              ',"quantity":', q.json_prefix || trim_scale(u.quantity_magnitude) || '}',
+              ',"quantity":', quantity_json(u.quantity_magnitude, u.quantity_code),
               ',"dimension":' || u.dimension,
               ',"details":' || u.details,
               '}'), ',' ORDER BY u.position)
-       FROM product_unit u LEFT JOIN unit_of_measure q ON q.code = u.quantity_code
+       FROM product_unit u
       WHERE u.product_id = p.id),
     ']',
     ',"dimension":' || p.dimension,
@@ -64,7 +58,7 @@ LANGUAGE sql STABLE AS $$
     ',"ol":', p.ol,
     ',"createDt":"', to_char(p.create_dt AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"}'
   )::json
-  FROM product p LEFT JOIN unit_of_measure b ON b.code = p.base_unit_code
+  FROM product p
   WHERE p.sku = product_json.sku
   OFFSET 0
 $$;

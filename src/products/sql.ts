@@ -1,4 +1,4 @@
-import { columnOf, sparseColumnOf } from '../db/columns.js';
+import { arrayLiteral, columnOf, sparseColumnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
@@ -125,7 +125,7 @@ export async function insertProducts(tx: Tx, products: readonly ProductValues[])
       sparseColumnOf(products, 'overbookingAllowed'),
       sparseColumnOf(products, 'dimension'),
       sparseColumnOf(products, 'details'),
-    ],
+    ].map(arrayLiteral),
   );
   return result.rows[0]?.pKey;
 }
@@ -149,7 +149,7 @@ export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValu
       columnOf(units, 'unitCode'),
       columnOf(units, 'dimension'),
       columnOf(units, 'details'),
-    ],
+    ].map(arrayLiteral),
   );
 }
 
@@ -161,7 +161,12 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
        FROM unnest($1::text[], $2::int[], $3::int[], $4::text[]) AS v(sku, position, no_products, allowed_sku)
        JOIN product p ON p.sku = v.sku
        JOIN product a ON a.sku = v.allowed_sku`,
-    [columnOf(rules, 'sku'), columnOf(rules, 'position'), columnOf(rules, 'noProducts'), columnOf(rules, 'allowedSku')],
+    [
+      columnOf(rules, 'sku'),
+      columnOf(rules, 'position'),
+      columnOf(rules, 'noProducts'),
+      columnOf(rules, 'allowedSku'),
+    ].map(arrayLiteral),
   );
   // The service checks the SKUs first; a rule that still found no product must not vanish silently.
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
@@ -177,7 +182,7 @@ export async function insertCreatedProductEvents(tx: Tx, skus: readonly string[]
      SELECT 'product.event.created', r.p_key, $2, r.resource
        FROM unnest($1::text[]) WITH ORDINALITY AS s (sku, n) CROSS JOIN LATERAL product_json(s.sku) r
       ORDER BY s.n`,
-    [skus, requestId],
+    [arrayLiteral(skus), requestId],
   );
   return result.rowCount ?? 0;
 }
