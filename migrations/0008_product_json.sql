@@ -4,11 +4,12 @@
 -- definition, and test/products/product-json.test.ts holds the two to the same text.
 
 -- A quantity as src/units/quantity.ts writes it (D2); its kind from migration 0003's unit_kind, the one table of units
--- on the database side. NULL for an unknown code. Not STRICT, so that it is inlined into the caller.
+-- on the database side. NULL for an unknown code. Inlined into the caller: it is not STRICT, and every piece is
+-- immutable text (the ::text cast; `text || numeric` would not be).
 CREATE FUNCTION quantity_json(magnitude numeric, code text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN '{"@class":"org.openwms.core.units.api.' || unit_kind(code) || '","unitType":["org.openwms.core.units.api.'
-    || unit_kind(code) || 'Unit","' || code || '"],"magnitude":' || trim_scale(magnitude) || '}';
+    || unit_kind(code) || 'Unit","' || code || '"],"magnitude":' || trim_scale(magnitude)::text || '}';
 
 -- The Product with this SKU as GET renders it in plain JSON (no row when there is none). Built by concatenation in
 -- the spec's key order, absent fields left out (`concat` skips a NULL piece). Strings are escaped by to_json, which
