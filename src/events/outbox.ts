@@ -31,7 +31,7 @@ export interface NewEvent {
 export const outboxSignal = new EventEmitter().setMaxListeners(0);
 const signalCommitted = (): boolean => outboxSignal.emit('committed');
 
-/** For a statement that writes outbox rows itself: this instance numbers them right after the commit, as it does appendEvents'. */
+/** After a statement that wrote outbox rows itself: this instance numbers them right after the commit. */
 export function signalEventsAfterCommit(tx: Tx): void {
   afterCommit(tx, signalCommitted);
 }
