@@ -31,6 +31,11 @@ export interface NewEvent {
 export const outboxSignal = new EventEmitter().setMaxListeners(0);
 const signalCommitted = (): boolean => outboxSignal.emit('committed');
 
+/** After a statement that wrote outbox rows itself: this instance numbers them right after the commit. */
+export function signalEventsAfterCommit(tx: Tx): void {
+  afterCommit(tx, signalCommitted);
+}
+
 // Bounds the size of one statement's JSON text; a bulk of 100,000 Products is 10 statements.
 const EVENTS_PER_STATEMENT = 10_000;
 
@@ -58,5 +63,5 @@ export async function appendEvents(tx: Tx, events: readonly NewEvent[], requestI
       ],
     });
   }
-  if (events.length > 0) afterCommit(tx, signalCommitted);
+  if (events.length > 0) signalEventsAfterCommit(tx);
 }

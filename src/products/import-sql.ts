@@ -1,12 +1,6 @@
 import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import type { Tx } from '../db/tx.js';
-import {
-  PRODUCT_COLUMNS,
-  type ProductRow,
-  type ProductUnitValues,
-  type ProductValues,
-  type StackingRuleValues,
-} from './sql.js';
+import type { ProductUnitValues, ProductValues, StackingRuleValues } from './sql.js';
 
 /**
  * The staging table of one streamed import: a product, each of its units and each of its stacking rules is one row
@@ -104,15 +98,6 @@ export function importRowOfRule(line: number, rule: StackingRuleValues): string 
   return copyRow(['r', line, rule.position, rule.sku, ...Array<null>(13).fill(null), rule.noProducts, rule.allowedSku]);
 }
 
-/**
- * For the keyset reads of the imported products in line order (the events), once the whole body is in. A temporary
- * table has no statistics until analysed; without them the planner may sort the whole import for every read.
- */
-export async function indexImportLines(tx: Tx): Promise<void> {
-  await tx.query(`CREATE INDEX ON product_import (line) WHERE kind = 'p'`);
-  await tx.query('ANALYZE product_import');
-}
-
 /** D10: stacking rules naming a SKU that neither the import nor the store holds (the first `limit` of them). */
 export async function unknownStackedProducts(
   tx: Tx,
@@ -183,19 +168,24 @@ export async function insertImportedRules(tx: Tx): Promise<number> {
   return result.rowCount ?? 0;
 }
 
-/** The next `limit` imported products after body line `afterLine`, as every read returns them, in line order. */
-export async function selectImportedProductsAfter(
+/**
+ * D27: one `product.event.created` per imported Product in line order, rendered by product_json (migration 0008).
+ * The staging rows are sorted (OFFSET 0 keeps that sort apart), then rendered in that order: only the narrow rows
+ * are sorted. Answers how many were written and, when asked (one Product), its pKey.
+ */
+export async function insertImportedProductEvents(
   tx: Tx,
-  afterLine: number,
-  limit: number,
-): Promise<(ProductRow & { line: number })[]> {
-  const result = await tx.query<ProductRow & { line: number }>(
-    `SELECT ${PRODUCT_COLUMNS}, i.line
-             FROM product_import i JOIN product p ON p.sku = i.sku
-            WHERE i.kind = 'p' AND i.line > $1
-            ORDER BY i.line
-            LIMIT $2`,
-    [afterLine, limit],
+  requestId: string,
+  answerKey: boolean,
+): Promise<{ written: number; pKey: string | undefined }> {
+  const result = await tx.query<{ pKey: string }>(
+    `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+     SELECT 'product.event.created', r.p_key, $1, r.resource
+       FROM (SELECT line, sku FROM product_import WHERE kind = 'p' ORDER BY line OFFSET 0) i
+            CROSS JOIN LATERAL product_json(i.sku) r
+      ORDER BY i.line
+     ${answerKey ? 'RETURNING resource_key AS "pKey"' : ''}`,
+    [requestId],
   );
-  return result.rows;
+  return { written: result.rowCount ?? 0, pKey: result.rows[0]?.pKey };
 }

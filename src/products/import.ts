@@ -1,12 +1,11 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
 import { validationError } from '../http/api-error.js';
 import { unreadableBody } from '../http/server-error.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
-import { productEvent } from './events.js';
+import { appendImportedProductEvents } from './events.js';
 import {
   conflictingImportedSkus,
   copyIntoImportTable,
@@ -14,11 +13,9 @@ import {
   importRowOfProduct,
   importRowOfRule,
   importRowOfUnit,
-  indexImportLines,
   insertImportedProducts,
   insertImportedRules,
   insertImportedUnits,
-  selectImportedProductsAfter,
   unknownStackedProducts,
 } from './import-sql.js';
 import { productErrors } from './messages.js';
@@ -34,8 +31,6 @@ export interface ImportLine {
 
 /** COPY rows are handed over in pieces of about this many characters, not one small message per row. */
 const COPY_PIECE_CHARS = 256 * 1024;
-/** Bounds one re-read for the events, as the JSON path's SKUS_PER_READ does. */
-const PRODUCTS_PER_EVENT_READ = 5_000;
 /** An import of millions could name millions of problems; its 400 and 409 name the first ones. */
 export const MAX_REPORTED = 100;
 
@@ -149,18 +144,5 @@ export async function importProducts(
   if (rules > 0 && (await insertImportedRules(tx)) !== rules) {
     throw new Error('a stacking rule names a product that does not exist');
   }
-  await indexImportLines(tx);
-  let pKey: string | undefined;
-  for (let after = 0; ;) {
-    const rows = await selectImportedProductsAfter(tx, after, PRODUCTS_PER_EVENT_READ);
-    if (rows.length === 0) break;
-    pKey ??= rows[0]!.pKey;
-    await appendEvents(
-      tx,
-      rows.map((row) => productEvent('product.event.created', row)),
-      requestId,
-    );
-    after = rows[rows.length - 1]!.line;
-  }
-  return products === 1 ? pKey : undefined;
+  return appendImportedProductEvents(tx, products, requestId);
 }

@@ -75,6 +75,8 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
         pKey = await importStreamed(req);
       } else {
         const { products, pathPrefix } = parseProducts(req.body);
+        // The validated Products are all that is needed now: a bulk's parsed body (tens of MB) need not outlive them.
+        req.body = undefined;
         pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
       }
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));

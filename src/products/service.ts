@@ -6,7 +6,7 @@ import { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
-import { createdProductEvents, deletedProductEvent, productEvent } from './events.js';
+import { appendCreatedProductEvents, deletedProductEvent, productEvent } from './events.js';
 import { productErrors } from './messages.js';
 import type { ProductInput, ProductUpdateInput } from './schemas.js';
 import {
@@ -133,7 +133,7 @@ export async function createProducts(
   }
   await insertProductUnits(tx, products.flatMap(unitValues));
   await insertStackingRules(tx, products.flatMap(ruleValues));
-  await appendEvents(tx, await createdProductEvents(tx, skus), requestId);
+  await appendCreatedProductEvents(tx, skus, requestId);
   return pKey;
 }
 

@@ -1,4 +1,4 @@
-import { columnOf, sparseColumnOf } from '../db/columns.js';
+import { arrayLiteral, columnOf, sparseColumnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
@@ -125,7 +125,7 @@ export async function insertProducts(tx: Tx, products: readonly ProductValues[])
       sparseColumnOf(products, 'overbookingAllowed'),
       sparseColumnOf(products, 'dimension'),
       sparseColumnOf(products, 'details'),
-    ],
+    ].map(arrayLiteral),
   );
   return result.rows[0]?.pKey;
 }
@@ -149,7 +149,7 @@ export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValu
       columnOf(units, 'unitCode'),
       columnOf(units, 'dimension'),
       columnOf(units, 'details'),
-    ],
+    ].map(arrayLiteral),
   );
 }
 
@@ -161,10 +161,30 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
        FROM unnest($1::text[], $2::int[], $3::int[], $4::text[]) AS v(sku, position, no_products, allowed_sku)
        JOIN product p ON p.sku = v.sku
        JOIN product a ON a.sku = v.allowed_sku`,
-    [columnOf(rules, 'sku'), columnOf(rules, 'position'), columnOf(rules, 'noProducts'), columnOf(rules, 'allowedSku')],
+    [
+      columnOf(rules, 'sku'),
+      columnOf(rules, 'position'),
+      columnOf(rules, 'noProducts'),
+      columnOf(rules, 'allowedSku'),
+    ].map(arrayLiteral),
   );
   // The service checks the SKUs first; a rule that still found no product must not vanish silently.
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
+}
+
+/**
+ * D27: one `product.event.created` per SKU, in the array's order, rendered by product_json (migration 0008) from
+ * the rows just inserted. Answers how many were written.
+ */
+export async function insertCreatedProductEvents(tx: Tx, skus: readonly string[], requestId: string): Promise<number> {
+  const result = await tx.query(
+    `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+     SELECT 'product.event.created', r.p_key, $2, r.resource
+       FROM unnest($1::text[]) WITH ORDINALITY AS s (sku, n) CROSS JOIN LATERAL product_json(s.sku) r
+      ORDER BY s.n`,
+    [arrayLiteral(skus), requestId],
+  );
+  return result.rowCount ?? 0;
 }
 
 export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {
@@ -179,16 +199,6 @@ export async function selectProductBySku(db: Queryable, sku: string): Promise<Pr
     values: [sku],
   });
   return result.rows[0];
-}
-
-/** The Products with these SKUs, in no particular order (the re-read behind a bulk create's events). */
-export async function selectProductsBySkus(db: Queryable, skus: readonly string[]): Promise<ProductRow[]> {
-  const result = await db.query<ProductRow>({
-    name: 'products-by-skus',
-    text: `SELECT ${PRODUCT_COLUMNS} FROM product p WHERE p.sku = ANY($1::text[])`,
-    values: [skus],
-  });
-  return result.rows;
 }
 
 export async function selectProductByPKey(db: Queryable, pKey: string): Promise<ProductRow | undefined> {

@@ -34,7 +34,7 @@ describe('the transactional outbox (D27)', () => {
     });
   });
 
-  it('a bulk create larger than one re-read is one event per Product, in request order', async () => {
+  it('a bulk create of 6,001 Products is one event per Product, in request order', async () => {
     const products = Array.from({ length: 6_001 }, () => aProduct({ label: 'Bulk' }));
 
     const { requestId, response, events } = await probe.sendTracked(() => api.post('/v1/products', products));
