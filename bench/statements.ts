@@ -8,6 +8,8 @@ export interface StatementCost {
   /** Execution time on the server (wall time: includes lock waits), ms per operation. */
   readonly msPerOperation: number;
   readonly rowsPerOperation: number;
+  /** WAL the statement wrote, bytes per operation (COMMIT's own record is not counted by pg_stat_statements). */
+  readonly walBytesPerOperation: number;
 }
 
 export interface StatementProfile {
@@ -16,6 +18,7 @@ export interface StatementProfile {
   readonly statementsPerOperation: number;
   /** Server execution time of all of them, ms per operation. */
   readonly msPerOperation: number;
+  readonly walBytesPerOperation: number;
   readonly byStatement: readonly StatementCost[];
 }
 
@@ -47,8 +50,8 @@ export async function countStatements(pool: pg.Pool): Promise<StatementCounting>
   return {
     async stop(operations) {
       if (!available || operations <= 0) return undefined;
-      const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string }>(
-        `SELECT query, calls::text, total_exec_time AS ms, rows::text
+      const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string; wal: string }>(
+        `SELECT query, calls::text, total_exec_time AS ms, rows::text, wal_bytes::text AS wal
            FROM pg_stat_statements WHERE dbid = ${THIS_DATABASE} AND toplevel`,
       );
       const byStatement = rows
@@ -58,6 +61,7 @@ export async function countStatements(pool: pg.Pool): Promise<StatementCounting>
           perOperation: Number(row.calls) / operations,
           msPerOperation: row.ms / operations,
           rowsPerOperation: Number(row.rows) / operations,
+          walBytesPerOperation: Number(row.wal) / operations,
         }))
         .filter((cost) => cost.perOperation >= 0.001)
         .sort((a, b) => b.msPerOperation - a.msPerOperation);
@@ -67,6 +71,7 @@ export async function countStatements(pool: pg.Pool): Promise<StatementCounting>
         operations,
         statementsPerOperation: sum((cost) => cost.perOperation),
         msPerOperation: sum((cost) => cost.msPerOperation),
+        walBytesPerOperation: sum((cost) => cost.walBytesPerOperation),
         byStatement,
       };
     },
@@ -78,12 +83,16 @@ export function statementNote(profile: StatementProfile | undefined, operation: 
   if (!profile) return 'Statements per operation: not counted (pg_stat_statements is not loaded on this server).';
   const round = (value: number, digits: number): string => value.toFixed(digits);
   const statements = profile.byStatement
-    .map((cost) => `${round(cost.perOperation, 2)} × \`${cost.statement}\` ${round(cost.msPerOperation, 3)} ms`)
+    .map(
+      (cost) =>
+        `${round(cost.perOperation, 2)} × \`${cost.statement}\` ${round(cost.msPerOperation, 3)} ms, ` +
+        `${round(cost.walBytesPerOperation, 0)} B WAL`,
+    )
     .join('; ');
   return (
     `Statements per ${operation} (pg_stat_statements, every connection to the service's database during the ` +
     `measured run, ÷ ${profile.operations.toLocaleString('en-US')} answered requests; each is one round trip): ` +
     `**${round(profile.statementsPerOperation, 2)}**, ${round(profile.msPerOperation, 3)} ms of server time ` +
-    `(wall, lock waits included). By server time: ${statements}.`
+    `(wall, lock waits included), ${round(profile.walBytesPerOperation, 0)} bytes of WAL. By server time: ${statements}.`
   );
 }
