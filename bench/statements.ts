@@ -43,6 +43,10 @@ export async function countStatements(pool: pg.Pool): Promise<StatementCounting>
   try {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await pool.query(`SELECT pg_stat_statements_reset(0, ${THIS_DATABASE}, 0)`);
+    // The columns read at the end (PostgreSQL 14 and later).
+    await pool.query(
+      'SELECT query, calls, total_exec_time, rows, wal_bytes FROM pg_stat_statements WHERE toplevel LIMIT 0',
+    );
     available = true;
   } catch {
     available = false;
