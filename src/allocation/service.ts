@@ -145,10 +145,7 @@ export async function allocate(
   const byLoadUnit = new Map<number, { unit: CandidateUnit; amount: Dec }>();
   for (const { unit, amount } of takes) {
     const entry = byLoadUnit.get(unit.loadUnitId);
-    byLoadUnit.set(unit.loadUnitId, {
-      unit: entry?.unit ?? unit,
-      amount: (entry?.amount ?? new Dec(0)).plus(amount),
-    });
+    byLoadUnit.set(unit.loadUnitId, { unit: entry?.unit ?? unit, amount: (entry?.amount ?? new Dec(0)).plus(amount) });
   }
   return [...byLoadUnit.values()].map(({ unit, amount }) => ({
     transportUnitBK: unit.transportUnitBK,

@@ -6,10 +6,8 @@ import { UNIT_COLUMNS, type PackagingUnitRow } from '../packaging-units/sql.js';
 
 /** The Product an allocation names, as its locking read finds it by SKU. */
 export interface AllocatedProduct {
-  readonly id: number;
   readonly sku: string;
   readonly baseUnitCode: string;
-  readonly availabilityState: string;
 }
 
 const ALLOCATABLE = `pu.load_unit_id IS NOT NULL AND pu.state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base`;
@@ -71,8 +69,7 @@ export async function lockNextCandidates(
           WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate))
           ORDER BY pu.id FOR UPDATE
        )
-       SELECT json_build_object('id', p.id, 'sku', p.sku, 'baseUnitCode', p.base_unit_code,
-                                'availabilityState', p.availability_state) AS product,
+       SELECT json_build_object('sku', p.sku, 'baseUnitCode', p.base_unit_code) AS product,
               c.id AS "candidateId", ${UNIT_COLUMNS}, loc.erp_code AS "erpCode",
               COALESCE(${ALLOCATABLE} AND NOT lu.locked
                        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
@@ -89,7 +86,9 @@ export async function lockNextCandidates(
   return {
     product: result.rows[0]?.product,
     candidateIds: candidates.map((row) => row.candidateId!),
-    allocatable: candidates.filter((row) => row.allocatable).map(({ product, candidateId, allocatable, ...unit }) => unit),
+    allocatable: candidates
+      .filter((row) => row.allocatable)
+      .map(({ product, candidateId, allocatable, ...unit }) => unit),
   };
 }
 
@@ -122,13 +121,7 @@ export async function addReservations(
          ${outbox.text}
        )
        ${ledger.text}`,
-    values: [
-      columnOf(takes, 'unitId'),
-      columnOf(takes, 'qtyBase'),
-      reservationId,
-      ...ledger.values,
-      ...outbox.values,
-    ],
+    values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values, ...outbox.values],
   });
   eventsAppended(tx);
 }
