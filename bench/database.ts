@@ -80,7 +80,14 @@ async function startEmbedded(logger: Logger): Promise<string> {
     },
   );
   console.error(`starting an embedded PostgreSQL in ${dataDir}…`);
-  const embedded = await startEmbeddedPostgres({ dataDir, port: 0, logger });
+  // pg_stat_statements counts the statements an operation costs (scenario 4); loaded for the whole run, so
+  // every scenario and pgbench pay its small overhead alike.
+  const embedded = await startEmbeddedPostgres({
+    dataDir,
+    port: 0,
+    logger,
+    settings: { shared_preload_libraries: 'pg_stat_statements' },
+  });
   return embedded.url;
 }
 

@@ -148,8 +148,9 @@ export function renderMarkdown(report: RunReport): string {
 a bare Express 5 + pg ceiling app, runs each scenario of issue 6 against both, and writes this file and
 \`bench/results.json\`. Scenarios 8 and 9 (issue 12) measure stock events: they start a further instance with
 \`AMQP_URL\` set, publishing to an exchange of the run on the RabbitMQ at \`BENCH_AMQP_URL\`, drained by a consumer
-in the runner; without a broker they are skipped. A quick smoke run with smaller sizes writes
-\`bench/results/smoke.{md,json}\` instead:
+in the runner; without a broker they are skipped. The embedded PostgreSQL preloads \`pg_stat_statements\`, from which
+scenario 4 counts the statements (round trips) and WAL per allocation (on a \`BENCH_DATABASE_URL\` server only if it
+preloads it too). A quick smoke run with smaller sizes writes \`bench/results/smoke.{md,json}\` instead:
 
 \`\`\`bash
 npm run bench                                                      # the full run (defaults below)

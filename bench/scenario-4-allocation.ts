@@ -4,6 +4,7 @@ import { step } from './progress.js';
 import { CEILING_APPLICATION, SERVICE_APPLICATION } from './service.js';
 import { measurementOf, ratioOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { productSku, type StockShape } from './seed.js';
+import { countStatements, statementNote } from './statements.js';
 import { reservationMismatches, reservationViolations, reservedTotal, stockTotals } from './stock-checks.js';
 
 const MIN_RATIO = 0.5;
@@ -90,9 +91,11 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
   };
   await warmUp(run, config.warmup);
   const reservedBefore = await reservedTotal(db.pool, ALLOCATION_PREFIX);
+  const counting = await countStatements(db.pool);
   const measured = await runLoad({ ...run, onBody: (_kind, status, body) => tally.record(status, body) });
   // Requests cut off by the end of the run finish on the server; wait for them before checking.
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  const statements = await counting.stop(measured.statuses['200'] ?? 0);
   const reservedAfter = await reservedTotal(db.pool, ALLOCATION_PREFIX);
   const mismatches = await reservationMismatches(db.pool, tally.byReservation);
   // Every unit in the database, not only the ones allocated from.
@@ -163,6 +166,7 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
       mismatches,
       violations,
       stockAfter: totals,
+      statements,
       pgbench,
       ceiling: httpTpcb,
     },
@@ -171,6 +175,7 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
     ],
     notes: [
       'The pgbench p50 column holds its average latency (pgbench reports no percentiles).',
+      statementNote(statements, 'allocation'),
       `The same TPC-B transaction over HTTP through a bare Express 5 app reaches ${ratioOf(httpTpcb.requestsPerSecond, pgbench.tps)?.toFixed(2) ?? '–'} × pgbench: the share of the gap that HTTP, Express and node-postgres cost before any service logic.`,
     ],
   };

@@ -7,8 +7,10 @@ import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
 import { locationIdsOf } from '../packaging-units/find-service.js';
+import { renderedUnitEvents } from '../packaging-units/events.js';
 import { StockChanges } from '../packaging-units/stock-changes.js';
 import { baseCodeOf, movement, placeOf } from '../packaging-units/stock.js';
+import { productErrors } from '../products/messages.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
@@ -20,7 +22,8 @@ import {
   lockNextCandidates,
   lockReservation,
   releaseReservationRows,
-  type CandidateRow,
+  type AllocatedProduct,
+  type CandidateUnit,
 } from './sql.js';
 
 export interface AllocationOptions {
@@ -55,7 +58,8 @@ function expressed(baseAmount: Dec, requested: Quantity, productBaseCode: string
 /**
  * Reserves up to the requested quantity, FEFO then FIFO, under row locks taken in that one order. Each LoadUnit
  * it took from is one result element; one reservation id covers the request. D27: the reservation's event, then
- * one `pu.event.changed` per unit reserved from.
+ * one `pu.event.changed` per unit reserved from, rendered from the locked rows with the reservation applied and
+ * written by the statement that reserves: two statements in all while the rows are locked.
  */
 export async function allocate(
   tx: Tx,
@@ -63,21 +67,28 @@ export async function allocate(
   options: AllocationOptions,
   actor: Actor,
 ): Promise<AllocationResult[]> {
-  const product = await requireProductReference(tx, request.sku);
-  requireProductKind(request.qty, product.baseUnitCode, 'qty');
-  const groupIds = options.groupNames?.length ? await locationGroupIdsWithChildren(tx, options.groupNames) : null;
+  let groupIds: number[] | null = null;
+  if (options.groupNames?.length) {
+    // An unknown SKU or a quantity of another kind is named before an unknown LocationGroup.
+    requireProductKind(request.qty, (await requireProductReference(tx, request.sku)).baseUnitCode, 'qty');
+    groupIds = await locationGroupIdsWithChildren(tx, options.groupNames);
+  }
 
   const wanted = request.qty.inSmallestUnit();
   let remaining = wanted;
-  const takes: { unit: CandidateRow; amount: Dec }[] = [];
+  let product: AllocatedProduct | undefined;
+  const takes: { unit: CandidateUnit; amount: Dec }[] = [];
   const seen: number[] = [];
-  // D23: a Product that is not AVAILABLE has no candidates; it is then short like any other.
-  const productAvailable = product.availabilityState === 'AVAILABLE';
-  for (let batch = FIRST_BATCH; productAvailable && remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
-    const { candidateIds, allocatable } = await lockNextCandidates(tx, product.id, groupIds, seen, batch);
-    if (candidateIds.length === 0) break;
-    seen.push(...candidateIds);
-    for (const unit of allocatable) {
+  // The first round also finds the Product; a Product that is not AVAILABLE has no candidates (D23) and is then
+  // short like any other.
+  for (let batch = FIRST_BATCH; product === undefined || remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
+    const round = await lockNextCandidates(tx, request.sku, groupIds, seen, batch);
+    if (!round.product) throw productErrors.notFoundBySku(request.sku);
+    if (!product) requireProductKind(request.qty, round.product.baseUnitCode, 'qty');
+    product = round.product;
+    if (round.candidateIds.length === 0) break;
+    seen.push(...round.candidateIds);
+    for (const unit of round.allocatable) {
       if (remaining.lte(0)) break;
       const free = new Dec(unit.qtyBase).minus(unit.reservedBase);
       const amount = Dec.min(free, remaining);
@@ -97,33 +108,41 @@ export async function allocate(
   if (takes.length === 0) return [];
 
   const reservationId = randomUUID();
+  const reserved = takes.map(({ unit, amount }) => ({
+    unit,
+    after: { ...unit, reservedBase: new Dec(unit.reservedBase).plus(amount).toString(), ol: unit.ol + 1 },
+  }));
+  const events = [
+    reservationEvent('allocation.event.reserved', {
+      reservationId,
+      sku: product.sku,
+      productBaseCode: product.baseUnitCode,
+      parts: takes.map(({ unit, amount }) => ({ pKey: unit.pKey, qtyBase: amount })),
+    }),
+    ...(await renderedUnitEvents(
+      tx,
+      reserved.map(({ after }) => ({ type: 'pu.event.changed', unit: after })),
+    )),
+  ];
   await addReservations(
     tx,
     reservationId,
     takes.map(({ unit, amount }) => ({ unitId: unit.id, qtyBase: amount.toString() })),
-    takes.map(({ unit, amount }) => {
+    reserved.map(({ unit, after }) => {
       const place = { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition };
       return movement(
         'RESERVE',
         unit,
         { qty: unit.qtyBase, reserved: unit.reservedBase },
-        { qty: unit.qtyBase, reserved: new Dec(unit.reservedBase).plus(amount).toString() },
+        { qty: unit.qtyBase, reserved: after.reservedBase },
         { from: place, to: place, reservationId },
       );
     }),
+    events,
     actor,
   );
-  const changes = new StockChanges();
-  for (const { unit } of takes) changes.unit('pu.event.changed', unit.id);
-  const reserved = reservationEvent('allocation.event.reserved', {
-    reservationId,
-    sku: product.sku,
-    productBaseCode: product.baseUnitCode,
-    parts: takes.map(({ unit, amount }) => ({ pKey: unit.pKey, qtyBase: amount })),
-  });
-  await appendEvents(tx, [reserved, ...(await changes.events(tx))], actor.requestId);
 
-  const byLoadUnit = new Map<number, { unit: CandidateRow; amount: Dec }>();
+  const byLoadUnit = new Map<number, { unit: CandidateUnit; amount: Dec }>();
   for (const { unit, amount } of takes) {
     const entry = byLoadUnit.get(unit.loadUnitId);
     byLoadUnit.set(unit.loadUnitId, { unit: entry?.unit ?? unit, amount: (entry?.amount ?? new Dec(0)).plus(amount) });

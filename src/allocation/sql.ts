@@ -1,94 +1,111 @@
 import { columnOf } from '../db/columns.js';
 import type { Tx } from '../db/tx.js';
+import { eventInsert, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { movementInsert, type Actor, type MovementEntry } from '../ledger/sql.js';
+import { UNIT_COLUMNS, type PackagingUnitRow } from '../packaging-units/sql.js';
 
-/** A unit allocation may take from, with what the result names it by. */
-export interface CandidateRow {
-  id: number;
-  pKey: string;
-  productId: number;
-  qtyCode: string;
-  qtyBase: string;
-  reservedBase: string;
-  loadUnitId: number;
-  loadUnitPosition: string;
-  transportUnitBK: string;
-  erpCode: string | null;
+/** The Product an allocation names, as its locking read finds it by SKU. */
+export interface AllocatedProduct {
+  readonly sku: string;
+  readonly baseUnitCode: string;
 }
 
 const ALLOCATABLE = `pu.load_unit_id IS NOT NULL AND pu.state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base`;
 
-/** What one round of allocation locked: every candidate it looked at, and those still allocatable. */
+/** A unit allocation may take from, as PackagingUnitRow reads it, with the Location its LoadUnit is on. */
+export type CandidateUnit = PackagingUnitRow & {
+  loadUnitId: number;
+  loadUnitPosition: string;
+  transportUnitBK: string;
+  erpCode: string | null;
+};
+
+/**
+ * What one round of allocation found: the Product (undefined for an unknown SKU), every candidate it looked at,
+ * and those still allocatable, each as it is now: locked, so it stays so until commit.
+ */
 export interface LockedCandidates {
+  readonly product: AllocatedProduct | undefined;
   readonly candidateIds: number[];
-  readonly allocatable: CandidateRow[];
+  readonly allocatable: CandidateUnit[];
 }
 
 /**
- * Reads the next candidates (D23) in FEFO-then-FIFO order without locks, locks them in id order, the order every
- * writer uses, and keeps those still allocatable, in one statement. The locking CTE reads one table only, so
- * after waiting for a lock PostgreSQL hands on the unit's newest version, and the outer query judges a unit
- * another request moved or reserved meanwhile as it is now. The LoadUnit, TransportUnit and Location are read
- * without locks: an allocation that read them before a concurrent change is simply ordered before it.
+ * Finds the Product by SKU, reads its next candidates (D23) in FEFO-then-FIFO order without locks, locks them in
+ * id order, the order every writer uses, and keeps those still allocatable, in one statement; a Product that is
+ * not AVAILABLE has none. The locking CTE reads one table only, so after waiting for a lock PostgreSQL hands on
+ * the unit's newest version, and the outer query judges a unit another request moved or reserved meanwhile as it
+ * is now. The LoadUnit, TransportUnit and Location are read without locks: an allocation that read them before a
+ * concurrent change is simply ordered before it. Each candidate comes with every column of PackagingUnitRow, so
+ * that its event is rendered without reading it again.
  */
 export async function lockNextCandidates(
   tx: Tx,
-  productId: number,
+  sku: string,
   groupIds: readonly number[] | null,
   seen: readonly number[],
   limit: number,
 ): Promise<LockedCandidates> {
-  const result = await tx.query<CandidateRow & { allocatable: boolean }>({
+  const result = await tx.query<
+    CandidateUnit & { product: AllocatedProduct; candidateId: number | null; allocatable: boolean }
+  >({
     name: 'allocation-lock-candidates',
-    text: `WITH candidate AS (
+    text: `WITH p AS (SELECT * FROM product WHERE sku = $1),
+       candidate AS (
          SELECT pu.id
            FROM packaging_unit pu
            JOIN load_unit lu ON lu.id = pu.load_unit_id
            JOIN transport_unit tu ON tu.id = lu.transport_unit_id
            LEFT JOIN location loc ON loc.id = tu.actual_location_id
-          WHERE pu.product_id = $1 AND ${ALLOCATABLE} AND NOT lu.locked
+          WHERE pu.product_id = (SELECT id FROM p WHERE availability_state = 'AVAILABLE')
+            AND ${ALLOCATABLE} AND NOT lu.locked
             AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
             AND pu.id <> ALL($3::bigint[])
           ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
           LIMIT $4
        ), locked AS MATERIALIZED (
-         SELECT pu.id, pu.p_key, pu.product_id, pu.qty_code, pu.qty_base, pu.reserved_base, pu.load_unit_id,
-                pu.state, pu.expires_at, pu.create_dt
+         SELECT pu.*
            FROM packaging_unit pu
           WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate))
           ORDER BY pu.id FOR UPDATE
        )
-       SELECT c.id, pu.p_key AS "pKey", pu.product_id AS "productId", pu.qty_code AS "qtyCode",
-              pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", lu.id AS "loadUnitId",
-              lu.physical_position AS "loadUnitPosition", tu.bk AS "transportUnitBK", loc.erp_code AS "erpCode",
+       SELECT json_build_object('sku', p.sku, 'baseUnitCode', p.base_unit_code) AS product,
+              c.id AS "candidateId", ${UNIT_COLUMNS}, loc.erp_code AS "erpCode",
               COALESCE(${ALLOCATABLE} AND NOT lu.locked
                        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
-         FROM candidate c
+         FROM p
+         LEFT JOIN candidate c ON true
          LEFT JOIN locked pu ON pu.id = c.id
          LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
          LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id
          LEFT JOIN location loc ON loc.id = tu.actual_location_id
         ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, c.id`,
-    values: [productId, groupIds, seen, limit],
+    values: [sku, groupIds, seen, limit],
   });
+  const candidates = result.rows.filter((row) => row.candidateId !== null);
   return {
-    candidateIds: result.rows.map((row) => row.id),
-    allocatable: result.rows.filter((row) => row.allocatable),
+    product: result.rows[0]?.product,
+    candidateIds: candidates.map((row) => row.candidateId!),
+    allocatable: candidates
+      .filter((row) => row.allocatable)
+      .map(({ product, candidateId, allocatable, ...unit }) => unit),
   };
 }
 
 /**
- * Reserves on each unit and records the reservation and its ledger rows, in one statement: the CHECK
- * reserved_base <= qty_base refuses any over-reservation outright.
+ * Reserves on each unit and records the reservation, its ledger rows and its events, in one statement: the
+ * CHECK reserved_base <= qty_base refuses any over-reservation outright, and nothing is written without the rest.
  */
 export async function addReservations(
   tx: Tx,
   reservationId: string,
   takes: readonly { unitId: number; qtyBase: string }[],
   movements: readonly MovementEntry[],
+  events: readonly NewEvent[],
   actor: Actor,
 ): Promise<void> {
   const ledger = movementInsert(movements, actor, 4);
+  const outbox = eventInsert(events, actor.requestId, 4 + ledger.values.length);
   await tx.query({
     name: 'allocation-reserve',
     text: `WITH take AS (SELECT * FROM unnest($1::bigint[], $2::numeric[]) AS v(id, amount)),
@@ -100,10 +117,13 @@ export async function addReservations(
          INSERT INTO reservation (reservation_id, packaging_unit_id, qty_base, actor, request_id)
          SELECT $3::uuid, take.id, take.amount, ${ledger.actorParameters.subject}, ${ledger.actorParameters.requestId}
            FROM take
+       ), appended AS (
+         ${outbox.text}
        )
        ${ledger.text}`,
-    values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values],
+    values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values, ...outbox.values],
   });
+  signalEventsAfterCommit(tx);
 }
 
 export interface ReservationRow {

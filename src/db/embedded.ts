@@ -19,6 +19,8 @@ export interface EmbeddedPostgresOptions {
   /** 0 picks a free port. */
   readonly port: number;
   readonly logger: Logger;
+  /** Further server settings (`-c name=value`); the benchmark preloads pg_stat_statements with them. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 const SUPERUSER = 'postgres';
@@ -138,7 +140,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: (message) => logger.trace({ postgres: message.trim() }, 'embedded postgres'),
     onError: (error) => logger.error({ err: error }, 'embedded postgres error'),
   });

@@ -40,28 +40,38 @@ export function signalEventsAfterCommit(tx: Tx): void {
 const EVENTS_PER_STATEMENT = 10_000;
 
 /**
- * Appends the events of a transaction's changes in the order given, in the caller's transaction (D27's outbox):
- * one statement per batch of events. The resources travel as one JSON array text that `json_array_elements`
- * splits without re-encoding them; types and keys travel as text arrays beside it, because extracting a field
- * from a JSON value makes PostgreSQL decode the whole value, and a resource may hold a `\u0000` it cannot decode.
+ * The INSERT of events in the order given, with its parameters numbered from `first`, so that a statement may
+ * write them with the change they describe (one round trip while the change's row locks are held); the caller
+ * then calls `signalEventsAfterCommit`. The resources travel as one JSON array text that `json_array_elements` splits
+ * without re-encoding them; types and keys travel as text arrays beside it, because extracting a field from a
+ * JSON value makes PostgreSQL decode the whole value, and a resource may hold a `\u0000` it cannot decode.
  */
+export function eventInsert(
+  events: readonly NewEvent[],
+  requestId: string,
+  first = 1,
+): { text: string; values: unknown[] } {
+  const p = (n: number): string => `$${first + n - 1}`;
+  return {
+    text: `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+           SELECT type, key, ${p(4)}::text, resource
+             FROM ROWS FROM (unnest(${p(1)}::text[]), unnest(${p(2)}::text[]), json_array_elements(${p(3)}::json))
+                  WITH ORDINALITY AS v(type, key, resource, n)
+            ORDER BY n`,
+    values: [
+      events.map((event) => event.type),
+      events.map((event) => event.key),
+      stringifyJson(events.map((event) => event.resource)),
+      requestId,
+    ],
+  };
+}
+
+/** Appends the events of a transaction's changes in the order given, in the caller's transaction (D27's outbox). */
 export async function appendEvents(tx: Tx, events: readonly NewEvent[], requestId: string): Promise<void> {
   for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
     const batch = events.slice(start, start + EVENTS_PER_STATEMENT);
-    await tx.query({
-      name: 'append-events',
-      text: `INSERT INTO event_outbox (type, resource_key, request_id, resource)
-             SELECT type, key, $4::text, resource
-               FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), json_array_elements($3::json))
-                    WITH ORDINALITY AS v(type, key, resource, n)
-              ORDER BY n`,
-      values: [
-        batch.map((event) => event.type),
-        batch.map((event) => event.key),
-        stringifyJson(batch.map((event) => event.resource)),
-        requestId,
-      ],
-    });
+    await tx.query({ name: 'append-events', ...eventInsert(batch, requestId) });
   }
   if (events.length > 0) signalEventsAfterCommit(tx);
 }

@@ -15,14 +15,20 @@ const GATHER_MS = 5;
 /**
  * Numbers committed events in commit order (see sequenceCommittedEvents for why that is gapless). Runs right
  * after this process commits events, and every second for the rest; one run at a time per process, a request
- * that comes during a run makes it go round once more.
+ * that comes during a run makes it go round once more. A poll first probes without a lock whether any event
+ * waits; a run after this process's own commits knows and numbers at once.
  */
 export class Sequencer {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  // This process committed events since the last run began: that run needs no probe to know some wait.
+  private committed = false;
   private readonly timer: NodeJS.Timeout;
-  private readonly onCommitted = (): void => this.kick();
+  private readonly onCommitted = (): void => {
+    this.committed = true;
+    this.kick();
+  };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -55,10 +61,14 @@ export class Sequencer {
   }
 
   private async run(): Promise<void> {
+    const committed = this.committed;
+    this.committed = false;
     try {
-      const probe = await selectSequencerProbe(this.pool);
-      this.signal.advance(probe.sequencedThrough);
-      if (!probe.pending) return;
+      if (!committed) {
+        const probe = await selectSequencerProbe(this.pool);
+        this.signal.advance(probe.sequencedThrough);
+        if (!probe.pending) return;
+      }
       for (;;) {
         const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
           sequenceCommittedEvents(tx, EVENTS_PER_RUN),

@@ -36,8 +36,11 @@ export interface PackagingUnitRow {
   createDt: Date;
 }
 
-const SELECT_UNITS = `
-  SELECT pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", p.p_key AS "productPKey", p.sku,
+/**
+ * A unit's columns as PackagingUnitRow names them, from `pu` (packaging_unit), `p` (product), `lu` (load_unit)
+ * and `tu` (transport_unit); for statements that read units with other joins (allocation's locking read).
+ */
+export const UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", p.p_key AS "productPKey", p.sku,
          p.label AS "productLabel", p.base_unit_magnitude::text AS "productBaseMagnitude",
          p.base_unit_code AS "productBaseCode", pu.qty_magnitude::text AS "qtyMagnitude", pu.qty_code AS "qtyCode",
          pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", pu.state,
@@ -46,7 +49,10 @@ const SELECT_UNITS = `
          lu.locked AS "loadUnitLocked", tu.bk AS "transportUnitBK", pu.location_id AS "locationId", pu.dimension,
          pu.weight_magnitude::text AS "weightMagnitude", pu.weight_code AS "weightCode", pu.distribution,
          pu.physical_position AS "physicalPosition", pu.serial_number AS "serialNumber", pu.expires_at AS "expiresAt",
-         pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt"
+         pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt"`;
+
+const SELECT_UNITS = `
+  SELECT ${UNIT_COLUMNS}
     FROM packaging_unit pu
     JOIN product p ON p.id = pu.product_id
     LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id

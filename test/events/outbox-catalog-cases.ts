@@ -1,8 +1,16 @@
 import type { TestContext } from '../support/app.js';
-import { aProduct, aProductUnit, aStackingRule, type Json } from '../support/builders.js';
+import { aProduct, aProductUnit, aQuantity, aStackingRule, type Json } from '../support/builders.js';
 import { event, pc, type EventCase, type Expected, type OutboxProbe } from '../support/outbox.js';
 import { expectStatus } from '../support/stock-api.js';
-import { givenLoadUnitLocked, givenProduct, givenReserved, loadUnitPKey, uniqueKey } from '../support/stock.js';
+import {
+  aUnit,
+  givenLoadUnitLocked,
+  givenProduct,
+  givenReserved,
+  givenUnitsInLoadUnit,
+  loadUnitPKey,
+  uniqueKey,
+} from '../support/stock.js';
 
 const reservation = (reservationId: string, sku: string, qty: number, units: [string, number][]): Json => ({
   reservationId,
@@ -191,6 +199,34 @@ export function catalogCases(
               [units[0]!, 5],
               [units[1]!, 2],
             ]);
+          },
+        };
+      },
+    },
+    {
+      name: 'a reservation renders a reserved unit as GET does, with every optional field and an earlier reservation',
+      async arrange() {
+        const product = await givenProduct(ctx, { label: 'Reserved twice' });
+        const bk = uniqueKey('TU');
+        const [unit] = await givenUnitsInLoadUnit(ctx, bk, '1', [
+          aUnit(product.sku, 6, 'PC', {
+            serialNumber: 'SN-4711',
+            expiresAt: '2030-05-01T12:30:15.5+02:00',
+            labels: ['fragile', 'cold'],
+            dimension: { height: 10, length: 20.5, width: 30 },
+            weight: aQuantity(1250.5, 'G'),
+            distribution: { piecesPerLayer: 4, numberOfLayers: 2, carrierType: 'EURO' },
+            physicalPosition: 'front-left',
+            details: { batch: 'B-7', grade: 'A' },
+          }),
+        ]);
+        await givenReserved(ctx, product.sku, 2);
+        return {
+          send: () => api.post('/allocation/transport-units', { sku: product.sku, qty: pc(3) }),
+          status: 200,
+          expected: (response) => {
+            const [{ reservationId }] = response.body as [{ reservationId: string }];
+            return reservationEvents('allocation.event.reserved', reservationId, product.sku, [[unit!.pKey, 3]]);
           },
         };
       },
