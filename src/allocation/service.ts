@@ -8,7 +8,6 @@ import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
 import { locationIdsOf } from '../packaging-units/find-service.js';
 import { renderedUnitEvents } from '../packaging-units/events.js';
-import { StockChanges } from '../packaging-units/stock-changes.js';
 import { baseCodeOf, movement, placeOf } from '../packaging-units/stock.js';
 import { productErrors } from '../products/messages.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
@@ -177,23 +176,28 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
   for (const row of active) {
     released.set(row.packagingUnitId!, (released.get(row.packagingUnitId!) ?? new Dec(0)).plus(row.qtyBase));
   }
+  // The units as the release leaves them: read under their locks, with the two columns it changes that a view shows.
+  const releasedFrom = [...released].map(([unitId, amount]) => {
+    const unit = units.get(unitId)!;
+    return {
+      unit,
+      after: { ...unit, reservedBase: new Dec(unit.reservedBase).minus(amount).toString(), ol: unit.ol + 1 },
+    };
+  });
   await appendMovements(
     tx,
-    [...released].map(([unitId, amount]) => {
-      const unit = units.get(unitId)!;
+    releasedFrom.map(({ unit, after }) => {
       const place = placeOf(unit, locationIds);
       return movement(
         'RELEASE',
         unit,
         { qty: unit.qtyBase, reserved: unit.reservedBase },
-        { qty: unit.qtyBase, reserved: new Dec(unit.reservedBase).minus(amount).toString() },
+        { qty: unit.qtyBase, reserved: after.reservedBase },
         { from: place, to: place, reservationId: key! },
       );
     }),
     actor,
   );
-  const changes = new StockChanges();
-  for (const unitId of released.keys()) changes.unit('pu.event.changed', unitId);
   const first = unitRows[0]!;
   const releasedEvent = reservationEvent('allocation.event.released', {
     reservationId: key!,
@@ -201,5 +205,9 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
     productBaseCode: first.productBaseCode,
     parts: [...released].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
   });
-  await appendEvents(tx, [releasedEvent, ...(await changes.events(tx))], actor.requestId);
+  const unitEvents = await renderedUnitEvents(
+    tx,
+    releasedFrom.map(({ after }) => ({ type: 'pu.event.changed', unit: after })),
+  );
+  await appendEvents(tx, [releasedEvent, ...unitEvents], actor.requestId);
 }
