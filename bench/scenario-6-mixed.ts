@@ -5,6 +5,7 @@ import { SERVICE_APPLICATION, type RunningServer } from './service.js';
 import { formatNumber, measurementOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { allocationBody, allocationTally } from './scenario-4-allocation.js';
 import { productSku, type StockShape } from './seed.js';
+import { countStatements, statementNote, type StatementProfile } from './statements.js';
 import { ledgerViolations, reservationMismatches, reservationViolations } from './stock-checks.js';
 
 const MAX_P99_MS = 100;
@@ -94,6 +95,8 @@ export interface MixedRun {
   readonly allocations: { reservations: number; allocatedPieces: number; empty: number };
   /** Rows the run's requests added to the outbox (events), warm-up excluded. */
   readonly eventsWritten: number;
+  /** The statements of the measured run per answered request of any kind (pg_stat_statements). */
+  readonly statements: StatementProfile | undefined;
 }
 
 async function outboxHead(pool: pg.Pool): Promise<number> {
@@ -125,6 +128,7 @@ export async function runMixed(
   };
   await warmUp(run, config.warmup);
   const headBefore = await outboxHead(db.pool);
+  const counting = await countStatements(db.pool);
   const ended = options.onMeasured?.();
   const measured = await runLoad({
     ...run,
@@ -134,6 +138,7 @@ export async function runMixed(
   });
   ended?.();
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  const statements = await counting.stop(Object.values(measured.statuses).reduce((sum, count) => sum + count, 0));
   const eventsWritten = (await outboxHead(db.pool)) - headBefore;
   const violations = [
     ...(await reservationViolations(db.pool, stock.productPrefix)),
@@ -161,6 +166,7 @@ export async function runMixed(
     violations,
     allocations: { reservations: tally.byReservation.size, allocatedPieces: tally.allocated(), empty: tally.empty() },
     eventsWritten,
+    statements,
   };
 }
 
@@ -226,10 +232,12 @@ export async function mixedWorkload(ctx: BenchContext, unitKeys: readonly string
       violations: run.violations,
       allocations: run.allocations,
       eventsWritten: run.eventsWritten,
+      statements: run.statements,
     },
     notes: [
       ...mixedNotes(measured),
       `events written to the outbox by the measured requests: ${run.eventsWritten.toLocaleString('en-US')} (no AMQP_URL: none published)`,
+      statementNote(run.statements, 'request of the mix'),
     ],
   };
 }
