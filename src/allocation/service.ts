@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
-import { appendMovements, type Actor } from '../ledger/sql.js';
+import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { selectUnitsByIds } from '../packaging-units/sql.js';
 import { lockUnitsByIds } from '../packaging-units/write-sql.js';
@@ -184,20 +183,6 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
       after: { ...unit, reservedBase: new Dec(unit.reservedBase).minus(amount).toString(), ol: unit.ol + 1 },
     };
   });
-  await appendMovements(
-    tx,
-    releasedFrom.map(({ unit, after }) => {
-      const place = placeOf(unit, locationIds);
-      return movement(
-        'RELEASE',
-        unit,
-        { qty: unit.qtyBase, reserved: unit.reservedBase },
-        { qty: unit.qtyBase, reserved: after.reservedBase },
-        { from: place, to: place, reservationId: key! },
-      );
-    }),
-    actor,
-  );
   const first = unitRows[0]!;
   const releasedEvent = reservationEvent('allocation.event.released', {
     reservationId: key!,
@@ -209,5 +194,19 @@ export async function releaseReservation(tx: Tx, reservationId: string, actor: A
     tx,
     releasedFrom.map(({ after }) => ({ type: 'pu.event.changed', unit: after })),
   );
-  await appendEvents(tx, [releasedEvent, ...unitEvents], actor.requestId);
+  await appendMovementsAndEvents(
+    tx,
+    releasedFrom.map(({ unit, after }) => {
+      const place = placeOf(unit, locationIds);
+      return movement(
+        'RELEASE',
+        unit,
+        { qty: unit.qtyBase, reserved: unit.reservedBase },
+        { qty: unit.qtyBase, reserved: after.reservedBase },
+        { from: place, to: place, reservationId: key! },
+      );
+    }),
+    [releasedEvent, ...unitEvents],
+    actor,
+  );
 }

@@ -37,7 +37,7 @@ export function signalEventsAfterCommit(tx: Tx): void {
 }
 
 // Bounds the size of one statement's JSON text; a bulk of 100,000 Products is 10 statements.
-const EVENTS_PER_STATEMENT = 10_000;
+export const EVENTS_PER_STATEMENT = 10_000;
 
 /**
  * The INSERT of events in the order given, with its parameters numbered from `first`, so that a statement may

@@ -1,7 +1,6 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
-import { appendMovements, type Actor, type MovementEntry } from '../ledger/sql.js';
+import { appendMovementsAndEvents, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { requireLoadUnitAt } from '../load-units/service.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
@@ -41,8 +40,12 @@ export async function deleteUnitByPKey(tx: Tx, pKey: string, actor: Actor): Prom
   if (Number(unit.reservedBase) > 0) throw packagingUnitErrors.reserved(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   await deleteUnits(tx, [unit.id]);
-  await appendMovements(tx, [movement('DELETE', unit, stateOf(unit), { qty: '0', reserved: '0' }, { from })], actor);
-  await appendEvents(tx, await new StockChanges().deletedUnit(unit).events(tx), actor.requestId);
+  await appendMovementsAndEvents(
+    tx,
+    [movement('DELETE', unit, stateOf(unit), { qty: '0', reserved: '0' }, { from })],
+    await new StockChanges().deletedUnit(unit).events(tx),
+    actor,
+  );
 }
 
 /**
@@ -75,10 +78,9 @@ export async function deleteOnLocation(
   const location = await requireLocation(tx, input.location);
   const product = await requireProductReference(tx, input.sku);
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
-  const ids = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
+  const units = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
   const named = input.location.locationId ?? input.location.erpCode ?? '';
-  if (ids.length === 0) throw packagingUnitErrors.noneOnLocation(input.sku, named);
-  const units = await selectUnitsByIds(tx, ids);
+  if (units.length === 0) throw packagingUnitErrors.noneOnLocation(input.sku, named);
   const total = units.map(quantityOf).reduce((sum, quantity) => sum.plus(quantity));
   const unreserved = units.map(availableOf).reduce((sum, quantity) => sum.plus(quantity));
   const wanted = input.quantity ? input.quantity.min(total) : total;
@@ -108,8 +110,7 @@ export async function deleteOnLocation(
     );
   }
   if (emptied.length > 0) await deleteUnits(tx, emptied);
-  await appendMovements(tx, entries, actor);
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
+  await appendMovementsAndEvents(tx, entries, await changes.events(tx), actor);
 }
 
 export interface ProblemReport {
@@ -132,8 +133,7 @@ export async function reportProblem(
   const loadUnit = await requireLoadUnitAt(tx, address.transportUnitBK, address.luPos);
   const product = await requireProductReference(tx, report.sku);
   requireProductKind(report.quantity, product.baseUnitCode, 'quantity');
-  const ids = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
-  const units = await selectUnitsByIds(tx, ids);
+  const units = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
   const taken = takeOldestFirst(units, report.quantity);
   if (taken.length === 0) {
     throw packagingUnitErrors.noneOnLocation(report.sku, `${address.transportUnitBK}/${address.luPos}`);
@@ -187,8 +187,7 @@ export async function reportProblem(
       ),
     );
   }
-  await appendMovements(tx, entries, actor);
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
+  await appendMovementsAndEvents(tx, entries, await changes.events(tx), actor);
 }
 
 /** D20: a LOCKED (or QC_LOCKED) unit becomes AVAILABLE again and loses its message; AVAILABLE stays as it is. */
@@ -197,12 +196,12 @@ export async function releaseUnit(tx: Tx, pKey: string, actor: Actor): Promise<P
   if (unit.state === 'AVAILABLE') return unit;
   await updateUnitState(tx, unit.id, 'AVAILABLE', { messageNo: null, messageText: null });
   const place = placeOf(unit, await locationIdsOf(tx, [unit]));
-  await appendMovements(
+  const released = (await selectUnitsByIds(tx, [unit.id]))[0]!;
+  await appendMovementsAndEvents(
     tx,
     [movement('UNLOCK', unit, stateOf(unit), stateOf(unit), { from: place, to: place })],
+    await renderedUnitEvents(tx, [{ type: 'pu.event.changed', unit: released }]),
     actor,
   );
-  const released = (await selectUnitsByIds(tx, [unit.id]))[0]!;
-  await appendEvents(tx, await renderedUnitEvents(tx, [{ type: 'pu.event.changed', unit: released }]), actor.requestId);
   return released;
 }

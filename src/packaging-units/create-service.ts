@@ -1,7 +1,6 @@
 import type { Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
 import { jsonTextOrNull } from '../json.js';
-import { appendMovements, type Actor } from '../ledger/sql.js';
+import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
 import { admitProduct, findOrCreateLoadUnit } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
@@ -78,7 +77,8 @@ async function insertWithLedger(
     tx,
     items.map((entry) => entry.values),
   );
-  await appendMovements(
+  for (const row of inserted) changes.unit('pu.event.created', row.id);
+  await appendMovementsAndEvents(
     tx,
     inserted.map((row, index) => {
       const entry = items[index]!;
@@ -91,10 +91,9 @@ async function insertWithLedger(
         { to: entry.to },
       );
     }),
+    await changes.events(tx),
     actor,
   );
-  for (const row of inserted) changes.unit('pu.event.created', row.id);
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
   return inserted.map((row) => row.id);
 }
 

@@ -1,9 +1,8 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
 import { ApiError, notFound, validationError } from '../http/api-error.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
-import { appendMovements, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
+import { appendMovementsAndEvents, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
 import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
@@ -29,11 +28,24 @@ import { locationIdsOf } from './find-service.js';
 import { StockChanges } from './stock-changes.js';
 import { availableOf, movement, placeOf, quantityOf } from './stock.js';
 
-/** Who moves, whether LoadUnits may mix Products, and where the operation gathers what it changed (D27). */
+/**
+ * Who moves, whether LoadUnits may mix Products, and where the operation gathers what it changed (D27) and its
+ * ledger rows, written together at its end.
+ */
 interface MoveContext {
   readonly actor: Actor;
   readonly mixedAllowed: boolean;
   readonly changes: StockChanges;
+  readonly entries: MovementEntry[];
+}
+
+function moveContext(actor: Actor, mixedAllowed: boolean): MoveContext {
+  return { actor, mixedAllowed, changes: new StockChanges(), entries: [] };
+}
+
+/** The ledger rows and the events of everything the operation moved. */
+async function recordMoves(tx: Tx, { actor, changes, entries }: MoveContext): Promise<void> {
+  await appendMovementsAndEvents(tx, entries, await changes.events(tx), actor);
 }
 
 /** Where moved stock goes: a LoadUnit (locked by the caller) or a Location. */
@@ -62,7 +74,7 @@ async function moveUnits(
   wanted: Quantity | undefined,
   target: Target,
   from: StockPlace,
-  { actor, mixedAllowed, changes }: MoveContext,
+  { mixedAllowed, changes, entries }: MoveContext,
 ): Promise<number[]> {
   if (units.some((unit) => isAt(unit, target))) {
     throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
@@ -77,7 +89,6 @@ async function moveUnits(
   const to = target.place;
   const wholeUnits: PackagingUnitRow[] = [];
   const arrived: number[] = [];
-  const entries: MovementEntry[] = [];
   let remaining = wanted;
   for (const unit of units) {
     if (remaining !== undefined && !remaining.isPositive()) break;
@@ -127,7 +138,6 @@ async function moveUnits(
     }
   }
   if (arrived.length === 0) throw packagingUnitErrors.reserved(units[0]?.sku ?? '');
-  await appendMovements(tx, entries, actor);
   return arrived;
 }
 
@@ -192,10 +202,9 @@ export async function moveUnit(
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
-  const changes = new StockChanges();
-  const context = { actor, mixedAllowed, changes };
+  const context = moveContext(actor, mixedAllowed);
   const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, context);
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
+  await recordMoves(tx, context);
   return (await lockedUnits(tx, [arrivedId!]))[0]!;
 }
 
@@ -205,17 +214,17 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
     tx,
     items.map((item) => item.product.sku),
   );
-  const context = { actor, mixedAllowed: false, changes: new StockChanges() };
+  const context = moveContext(actor, false);
   for (const [index, item] of items.entries()) {
     const product = products.get(item.product.sku)!;
     requireProductKind(item.quantity, product.baseUnitCode, `[${index}].quantity`);
     const source = await requireLocation(tx, item.actualLocation);
     const target = await locationTarget(tx, item.targetLocation);
-    const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
+    const units = await lockUnitsOfProductOnLocation(tx, source.id, product.id);
     if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, item.actualLocation.locationId);
     await moveUnits(tx, units, item.quantity ?? undefined, target, { locationId: source.locationId }, context);
   }
-  await appendEvents(tx, await context.changes.events(tx), actor.requestId);
+  await recordMoves(tx, context);
 }
 
 /** packaging-units-movefromlocationtoloadunit: from a Location named by ERP code into an existing LoadUnit. */
@@ -229,12 +238,11 @@ export async function moveLocationToLoadUnit(
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const source = await requireLocation(tx, input.actualLocation);
   const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
-  const units = await lockedUnits(tx, await lockUnitsOfProductOnLocation(tx, source.id, product.id));
+  const units = await lockUnitsOfProductOnLocation(tx, source.id, product.id);
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, input.actualLocation.erpCode);
-  const changes = new StockChanges();
-  const from = { locationId: source.locationId };
-  await moveUnits(tx, units, input.quantity ?? undefined, target, from, { actor, mixedAllowed, changes });
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
+  const context = moveContext(actor, mixedAllowed);
+  await moveUnits(tx, units, input.quantity ?? undefined, target, { locationId: source.locationId }, context);
+  await recordMoves(tx, context);
 }
 
 /** packaging-units-movepuquantity: out of a LoadUnit into another LoadUnit or onto a Location. */
@@ -262,10 +270,10 @@ export async function moveFromLoadUnit(
     target = await loadUnitTarget(tx, targetAddress.transportUnitBK, targetAddress.luPos);
     if (!sourceFirst) source = await requireLoadUnitAt(tx, transportUnitBK, luPos);
   }
-  const units = await lockedUnits(tx, await lockUnitsOfProductInLoadUnit(tx, source!.id, product.id));
+  const units = await lockUnitsOfProductInLoadUnit(tx, source!.id, product.id);
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, `${transportUnitBK}/${luPos}`);
-  const changes = new StockChanges();
+  const context = moveContext(actor, mixedAllowed);
   const from = { transportUnitBK, loadUnitPosition: luPos };
-  await moveUnits(tx, units, input.quantity ?? undefined, target, from, { actor, mixedAllowed, changes });
-  await appendEvents(tx, await changes.events(tx), actor.requestId);
+  await moveUnits(tx, units, input.quantity ?? undefined, target, from, context);
+  await recordMoves(tx, context);
 }

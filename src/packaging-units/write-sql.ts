@@ -1,5 +1,6 @@
 import { columnOf } from '../db/columns.js';
 import type { Tx } from '../db/tx.js';
+import { UNIT_COLUMNS, type PackagingUnitRow } from './sql.js';
 
 export interface PackagingUnitValues {
   productId: number;
@@ -80,28 +81,53 @@ export async function lockUnitIdByPKey(tx: Tx, pKey: string): Promise<number | u
   return result.rows[0]?.id;
 }
 
-/** Locks the product's units in a LoadUnit (only those in `state` when given), oldest first. */
-export async function lockUnitsOfProductInLoadUnit(
+/**
+ * Locks the units `where` picks (a condition on `pu`, packaging_unit alone) in id order, the order every writer
+ * uses, and reads them as PackagingUnitRow in the same round trip. The lock is taken in a CTE on that one table,
+ * so after waiting for another writer PostgreSQL hands on each unit's newest version and leaves out one that no
+ * longer matches. The Product, LoadUnit and TransportUnit columns are read in the statement's snapshot: callers
+ * hold the lock of the LoadUnit or pick units by a Location, whose holder columns no concurrent writer changes.
+ */
+async function lockUnitRows(tx: Tx, name: string, where: string, values: unknown[]): Promise<PackagingUnitRow[]> {
+  const result = await tx.query<PackagingUnitRow>({
+    name,
+    text: `WITH locked AS MATERIALIZED (SELECT * FROM packaging_unit pu WHERE ${where} ORDER BY pu.id FOR UPDATE)
+           SELECT ${UNIT_COLUMNS}
+             FROM locked pu
+             JOIN product p ON p.id = pu.product_id
+             LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
+             LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id
+            ORDER BY pu.id`,
+    values,
+  });
+  return result.rows;
+}
+
+/** Locks and reads the product's units in a LoadUnit the caller has locked (only those in `state` when given). */
+export function lockUnitsOfProductInLoadUnit(
   tx: Tx,
   loadUnitId: number,
   productId: number,
   state?: string,
-): Promise<number[]> {
-  const result = await tx.query<{ id: number }>({
-    name: 'lock-units-of-product-in-load-unit',
-    text: `SELECT id FROM packaging_unit WHERE load_unit_id = $1 AND product_id = $2 AND ($3::text IS NULL OR state = $3)
-      ORDER BY id FOR UPDATE`,
-    values: [loadUnitId, productId, state ?? null],
-  });
-  return result.rows.map((row) => row.id);
+): Promise<PackagingUnitRow[]> {
+  return lockUnitRows(
+    tx,
+    'lock-units-of-product-in-load-unit',
+    'pu.load_unit_id = $1 AND pu.product_id = $2 AND ($3::text IS NULL OR pu.state = $3)',
+    [loadUnitId, productId, state ?? null],
+  );
 }
 
-export async function lockUnitsOfProductOnLocation(tx: Tx, locationId: number, productId: number): Promise<number[]> {
-  const result = await tx.query<{ id: number }>(
-    'SELECT id FROM packaging_unit WHERE location_id = $1 AND product_id = $2 ORDER BY id FOR UPDATE',
-    [locationId, productId],
-  );
-  return result.rows.map((row) => row.id);
+/** Locks and reads the product's units on a Location. */
+export function lockUnitsOfProductOnLocation(
+  tx: Tx,
+  locationId: number,
+  productId: number,
+): Promise<PackagingUnitRow[]> {
+  return lockUnitRows(tx, 'lock-units-of-product-on-location', 'pu.location_id = $1 AND pu.product_id = $2', [
+    locationId,
+    productId,
+  ]);
 }
 
 export async function updateUnitQuantity(tx: Tx, id: number, magnitude: string, code: string): Promise<void> {

@@ -146,3 +146,31 @@ describe('row locks taken in one order', () => {
     }).toEqual({ failed: [], deadlocks: 0 });
   });
 });
+
+describe('a writer that waited for a unit', () => {
+  it('moves out of a LoadUnit what the unit holds once the writer before it has committed', async () => {
+    const { sku, source, location } = await stockInLoadUnit([10]);
+    const [unit] = await storedUnits(ctx.db.pool, [sku]);
+    const holder = await ctx.db.pool.connect();
+    let moved: Response;
+    try {
+      await holder.query('BEGIN');
+      // The writer before the move (here the test itself) leaves 4 PC in the unit.
+      await holder.query(`UPDATE packaging_unit SET qty_magnitude = 4, qty_code = 'PC' WHERE id = $1`, [unit!.id]);
+      const answer = moveOutOfLoadUnit(source, sku, location, 6).then((response) => response);
+      await lockWaiter(ctx.db.pool, 'FOR UPDATE');
+      await holder.query('COMMIT');
+      moved = await answer;
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
+
+    // As read before the wait (10 PC) the move would split 6 PC off and leave 4: 10 PC where 4 are.
+    expect(moved.status).toBe(204);
+    const after = await storedUnits(ctx.db.pool, [sku]);
+    expect(after.map(({ id, qtyBase, loadUnitId }) => ({ id, qtyBase, inLoadUnit: loadUnitId !== null }))).toEqual([
+      { id: unit!.id, qtyBase: '4', inLoadUnit: false },
+    ]);
+  });
+});
