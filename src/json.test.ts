@@ -1,5 +1,23 @@
+import { LosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { firstRepeatedKey } from './json.js';
+import { firstRepeatedKey, stringifyJson } from './json.js';
+
+describe('stringifyJson', () => {
+  it('writes a value without LosslessNumber as JSON.stringify does', () => {
+    const value = { sku: 'A"isLosslessNumber":true', quantity: 1.5, nested: [{ a: null }, 'x'] };
+    expect(stringifyJson(value)).toBe(JSON.stringify(value));
+  });
+
+  it('writes a nested LosslessNumber as the raw number it holds', () => {
+    const value = { units: [{ magnitude: new LosslessNumber('123456789012345.123456') }], ol: 2 };
+    expect(stringifyJson(value)).toBe('{"units":[{"magnitude":123456789012345.123456}],"ol":2}');
+  });
+
+  it("keeps a client's object that names isLosslessNumber as an object", () => {
+    const value = { details: { isLosslessNumber: true, value: '1' }, magnitude: new LosslessNumber('1e21') };
+    expect(stringifyJson(value)).toBe('{"details":{"isLosslessNumber":true,"value":"1"},"magnitude":1e21}');
+  });
+});
 
 describe('firstRepeatedKey', () => {
   it('finds a key named twice in one object', () => {

@@ -24,10 +24,18 @@ const NONCE = randomBytes(12).toString('hex');
 const PLACEHOLDER = new RegExp(`"${NONCE}:(-?[0-9.eE+-]+)"`, 'g');
 
 /**
- * JSON.stringify that prints LosslessNumber values as raw JSON numbers. The common case (no such value)
- * is plain JSON.stringify.
+ * What plain JSON.stringify writes for a LosslessNumber's own `isLosslessNumber` field. Every response holding one
+ * contains it, and a client's string cannot forge it unescaped; an object key of that name only costs the replacer.
+ */
+const LOSSLESS_FIELD = '"isLosslessNumber":true';
+
+/**
+ * JSON.stringify that prints LosslessNumber values as raw JSON numbers. The common case (no such value) is plain
+ * JSON.stringify without a replacer, which V8 runs several times faster than one that calls back for every key.
  */
 export function stringifyJson(value: unknown): string {
+  const plain = JSON.stringify(value) as string | undefined;
+  if (plain === undefined || !plain.includes(LOSSLESS_FIELD)) return plain as string;
   let sawLossless = false;
   const text = JSON.stringify(value, function (this: unknown, _key, item: unknown) {
     if (isLosslessNumber(item)) {
