@@ -89,7 +89,7 @@ const ARRAY_FRAME = -1;
 /** A frame's base for an object whose keys are kept in `sets` (very many keys, or an escaped one). */
 const SET_FRAME = -2;
 
-/** Whether the key between `start` and `end` (quotes excluded) is spelled the same as the one between `other` and … */
+/** Whether the characters from `start` to `end` are the same as as many from `other` on: two keys of one length. */
 function sameSpelling(text: string, start: number, end: number, other: number): boolean {
   for (let offset = 0; start + offset < end; offset++) {
     if (text.charCodeAt(start + offset) !== text.charCodeAt(other + offset)) return false;
