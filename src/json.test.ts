@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { LosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { firstRepeatedKey, stringifyJson } from './json.js';
@@ -44,8 +45,138 @@ describe('firstRepeatedKey', () => {
     expect(firstRepeatedKey('{"a":{"a":[1,2]},"b":[],"a":3}')).toBe('a');
   });
 
+  it('accepts an object of 50,000 distinct keys and finds a repeat after them', () => {
+    const entries = Array.from({ length: 50_000 }, (_, position) => `"key${position}":${position}`);
+    expect(firstRepeatedKey(`{${entries.join(',')}}`)).toBeUndefined();
+    expect(firstRepeatedKey(`{${entries.join(',')},"key3":0}`)).toBe('key3');
+  });
+
+  it('finds an escaped repeat of a key once an object has many keys', () => {
+    const entries = Array.from({ length: 40 }, (_, position) => `"key${position}":${position}`);
+    expect(firstRepeatedKey(`{${entries.join(',')},"\\u006bey0":0}`)).toBe('key0');
+    expect(firstRepeatedKey(`{"k\\u0065y0":0,${entries.join(',')}}`)).toBe('key0');
+  });
+
   it('looks at a million-character string value in linear time', () => {
     const text = `{"details":"${'\\\\'.repeat(500_000)}","details":1}`;
     expect(firstRepeatedKey(text)).toBe('details');
+  });
+});
+
+/** The check as it was before keys were compared in place: a Set of decoded keys per open object. */
+function firstRepeatedKeyBySets(text: string): string | undefined {
+  const open: (Set<string> | null)[] = [];
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === '"') {
+      let end = index + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const keys = open[open.length - 1];
+      if (keys && /^[ \t\n\r]*:/.test(text.slice(end + 1))) {
+        const key = JSON.parse(text.slice(index, end + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+      }
+      index = end;
+    } else if (char === '{') {
+      open.push(new Set());
+    } else if (char === '[') {
+      open.push(null);
+    } else if (char === '}' || char === ']') {
+      open.pop();
+    }
+  }
+  return undefined;
+}
+
+/** A string as JSON text, each character written plainly or as a `\u` escape as `escapes` says. */
+function quoted(value: string, escapes: readonly boolean[]): string {
+  const body = [...value].map((char, position) =>
+    escapes[position % Math.max(escapes.length, 1)]
+      ? [...char].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
+      : JSON.stringify(char).slice(1, -1),
+  );
+  return `"${body.join('')}"`;
+}
+
+// Few distinct characters, so keys repeat often; quotes, backslashes and braces inside strings must not confuse it.
+const jsonChar = fc.constantFrom(
+  'a',
+  'b',
+  's',
+  'k',
+  'u',
+  '"',
+  '\\',
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  ' ',
+  'é',
+  '\u2028',
+  '𝄞',
+);
+// Mostly written plainly, which is the common case that is compared in place.
+const escapesOf = fc.oneof(
+  { arbitrary: fc.constant([]), weight: 3 },
+  { arbitrary: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), weight: 1 },
+);
+const jsonString = fc
+  .tuple(fc.string({ unit: jsonChar, maxLength: 4 }), escapesOf)
+  .map(([value, escapes]) => quoted(value, escapes));
+const space = fc.constantFrom('', '', ' ', '\n  ', '\t', '\r\n');
+
+/**
+ * An object with more keys than are compared in place: distinct keys, perhaps one of them again in another spelling,
+ * and one value that is a generated text.
+ */
+function manyKeysObject(nested: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc
+    .tuple(
+      fc.integer({ min: 1, max: 40 }),
+      escapesOf,
+      fc.option(fc.tuple(fc.nat(), escapesOf), { nil: undefined }),
+      fc.nat(),
+      nested,
+    )
+    .map(([count, escapes, repeat, nestedAt, item]) => {
+      const entries = Array.from({ length: count }, (_, position) => ({ key: `k${position}`, escapes }));
+      if (repeat !== undefined) entries.push({ key: `k${repeat[0] % count}`, escapes: repeat[1] });
+      const values = entries.map((_, position) => (position === nestedAt % entries.length ? item : `${position}`));
+      return `{${entries.map(({ key, escapes }, position) => `${quoted(key, escapes)}:${values[position]}`).join(',')}}`;
+    });
+}
+
+/** JSON texts whose objects may name a key more than once, at any depth. */
+const jsonText = fc.letrec<{ value: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom('0', '-1.5e3', 'true', 'null', '12345678901234567890'),
+    jsonString,
+    fc
+      .array(fc.tuple(space, tie('value'), space), { maxLength: 5 })
+      .map((items) => `[${items.map(([before, item, after]) => before + item + after).join(',')}]`),
+    fc
+      .array(fc.tuple(space, jsonString, space, space, tie('value')), { maxLength: 6 })
+      .map(
+        (entries) =>
+          `{${entries.map(([before, key, beforeColon, afterColon, item]) => before + key + beforeColon + ':' + afterColon + item).join(',')}}`,
+      ),
+    manyKeysObject(tie('value')),
+  ),
+})).value;
+
+describe('firstRepeatedKey against the Set-based check', () => {
+  it('answers the same for generated JSON texts', () => {
+    fc.assert(
+      fc.property(jsonText, (text) => {
+        JSON.parse(text);
+        expect(firstRepeatedKey(text)).toBe(firstRepeatedKeyBySets(text));
+      }),
+      { numRuns: 3_000, seed: 20_261_126 },
+    );
   });
 });

@@ -90,36 +90,95 @@ function closingQuote(text: string, start: number): number {
   }
 }
 
+/** Above this many keys an object's keys go into a Set, so one object with very many keys stays linear. */
+const SPANS_PER_OBJECT = 16;
+/** A frame's base for an open array, whose strings are never keys. */
+const ARRAY_FRAME = -1;
+/** A frame's base for an object whose keys are kept in `sets` (very many keys, or an escaped one). */
+const SET_FRAME = -2;
+
+/** Whether the characters from `start` to `end` are the same as as many from `other` on: two keys of one length. */
+function sameSpelling(text: string, start: number, end: number, other: number): boolean {
+  for (let offset = 0; start + offset < end; offset++) {
+    if (text.charCodeAt(start + offset) !== text.charCodeAt(other + offset)) return false;
+  }
+  return true;
+}
+
+function hasBackslash(text: string, start: number, end: number): boolean {
+  for (let index = start; index < end; index++) if (text.charCodeAt(index) === BACKSLASH) return true;
+  return false;
+}
+
+/** A key as JSON.parse names it; `start` and `end` are its quotes. */
+function keyAt(text: string, start: number, end: number, escaped: boolean): string {
+  return escaped ? (JSON.parse(text.slice(start, end + 1)) as string) : text.slice(start + 1, end);
+}
+
 /**
  * The first key that an object of this (already parsed, so valid) JSON text names twice, or undefined. JSON.parse
  * keeps the last of them silently, so `"magnitude":1,"magnitude":100000` would act on a value the client may not
  * have meant (issue 15). One pass: strings are skipped whole, and each character outside them is looked at once.
+ * An object's keys are compared where they stand in the text, so a body of many small objects allocates nothing
+ * per object; an object with an escaped key or very many keys collects them decoded in a Set instead.
  */
 export function firstRepeatedKey(text: string): string | undefined {
-  // One entry per open container: the keys seen so far for an object, null for an array.
-  const open: (Set<string> | null)[] = [];
+  // Per open container: where its key spans start in `spans`, or ARRAY_FRAME, or SET_FRAME.
+  const frames: number[] = [];
+  // The keys of the open span-frame objects as start and end offsets of their content, innermost object last.
+  const spans: number[] = [];
+  // The Set of a SET_FRAME object, at its depth.
+  const sets: Set<string>[] = [];
+  let depth = 0;
+  let spanCount = 0;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (code === QUOTE) {
       const end = closingQuote(text, index);
-      const keys = open[open.length - 1];
-      if (keys) {
+      const base = depth > 0 ? frames[depth - 1]! : ARRAY_FRAME;
+      if (base !== ARRAY_FRAME) {
         let next = end + 1;
         while (next < text.length && text.charCodeAt(next) <= 0x20) next++;
         if (text.charCodeAt(next) === COLON) {
-          const raw = text.slice(index, end + 1);
-          const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-          if (keys.has(key)) return key;
-          keys.add(key);
+          const start = index + 1;
+          if (base === SET_FRAME) {
+            const key = keyAt(text, index, end, hasBackslash(text, start, end));
+            const keys = sets[depth - 1]!;
+            if (keys.has(key)) return key;
+            keys.add(key);
+          } else {
+            const escaped = hasBackslash(text, start, end);
+            if (!escaped && spanCount - base < 2 * SPANS_PER_OBJECT) {
+              const length = end - start;
+              for (let span = base; span < spanCount; span += 2) {
+                if (spans[span + 1]! - spans[span]! === length && sameSpelling(text, start, end, spans[span]!)) {
+                  return text.slice(start, end);
+                }
+              }
+              spans[spanCount++] = start;
+              spans[spanCount++] = end;
+            } else {
+              // The keys so far are unescaped and distinct; from here on they are compared decoded.
+              const keys = new Set<string>();
+              for (let span = base; span < spanCount; span += 2) keys.add(text.slice(spans[span], spans[span + 1]));
+              const key = keyAt(text, index, end, escaped);
+              if (keys.has(key)) return key;
+              keys.add(key);
+              sets[depth - 1] = keys;
+              frames[depth - 1] = SET_FRAME;
+              spanCount = base;
+            }
+          }
         }
       }
       index = end;
     } else if (code === OPEN_OBJECT) {
-      open.push(new Set());
+      frames[depth++] = spanCount;
     } else if (code === OPEN_ARRAY) {
-      open.push(null);
+      frames[depth++] = ARRAY_FRAME;
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
-      open.pop();
+      const base = frames[--depth]!;
+      if (base >= 0) spanCount = base;
     }
   }
   return undefined;
