@@ -97,7 +97,7 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
 
 /**
  * Records a stock change's ledger rows and its events (D27) in one statement, one round trip less while the
- * change's row locks are held; more events than one statement takes go in statements of their own.
+ * change's row locks are held. Events beyond what one statement takes follow in statements of their own.
  */
 export async function appendMovementsAndEvents(
   tx: Tx,
@@ -105,19 +105,16 @@ export async function appendMovementsAndEvents(
   events: readonly NewEvent[],
   actor: Actor,
 ): Promise<void> {
-  if (entries.length === 0 || events.length === 0 || events.length > EVENTS_PER_STATEMENT) {
-    await appendMovements(tx, entries, actor);
-    await appendEvents(tx, events, actor.requestId);
-    return;
-  }
+  const first = events.slice(0, EVENTS_PER_STATEMENT);
   const ledger = movementInsert(entries, actor);
-  const outbox = eventInsert(events, actor.requestId, 1 + ledger.values.length);
+  const outbox = eventInsert(first, actor.requestId, 1 + ledger.values.length);
   await tx.query({
     name: 'append-movements-and-events',
     text: `WITH appended AS (${outbox.text}) ${ledger.text}`,
     values: [...ledger.values, ...outbox.values],
   });
-  signalEventsAfterCommit(tx);
+  if (first.length > 0) signalEventsAfterCommit(tx);
+  await appendEvents(tx, events.slice(EVENTS_PER_STATEMENT), actor.requestId);
 }
 
 /** A page of a unit's history, newest first: `limit` rows older than the row `before`, or the newest. */

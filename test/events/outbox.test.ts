@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, uniqueSku } from '../support/builders.js';
 import { outboxProbe, pc, type EventCase } from '../support/outbox.js';
-import { aUnit, givenDivided, givenLocation, givenProduct, givenReserved, uniqueKey } from '../support/stock.js';
+import {
+  aUnit,
+  givenDivided,
+  givenLocation,
+  givenProduct,
+  givenReserved,
+  loadUnitPKey,
+  uniqueKey,
+} from '../support/stock.js';
 import { catalogCases } from './outbox-catalog-cases.js';
 import { createPath, unitCases } from './outbox-unit-cases.js';
 
@@ -53,6 +61,28 @@ describe('the transactional outbox (D27)', () => {
       await probe.expectResource(row, { type: row.type, key: row.key });
     }
   });
+
+  it('10,000 units created into a new LoadUnit: its event, then one per unit in order, and a ledger row each', async () => {
+    const product = await givenProduct(ctx);
+    const bk = uniqueKey('TU');
+    const body = { packagingUnits: Array.from({ length: 10_000 }, () => aUnit(product.sku, 1)) };
+
+    const { requestId, response, events } = await probe.sendTracked(() => api.post(createPath(bk), body));
+
+    expect(response.status).toBe(201);
+    const created = (response.body as { pKey: string }[]).map((unit) => unit.pKey);
+    // One statement takes 10,000 events with the ledger rows; the 10,001st follows in a statement of its own.
+    expect(events.map((row) => [row.type, row.key])).toEqual([
+      ['lu.event.created', await loadUnitPKey(ctx.db.pool, bk, '1')],
+      ...created.map((key) => ['pu.event.created', key]),
+    ]);
+    expect(new Set(events.map((row) => row.requestId))).toEqual(new Set([requestId]));
+    const { rows } = await ctx.db.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM stock_movement WHERE packaging_unit_pkey = ANY($1::uuid[]) AND kind = 'CREATE'`,
+      [created],
+    );
+    expect(Number(rows[0]!.n)).toBe(10_000);
+  }, 60_000);
 
   it('an event keeps a NUL character of the resource, which PostgreSQL text cannot hold', async () => {
     const product = aProduct({ details: { 'key\u0000': 'value\u0000' } });
