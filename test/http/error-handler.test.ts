@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -9,6 +12,7 @@ import { errorHandler } from '../../src/http/error-handler.js';
 import { requestContext } from '../../src/http/request-context.js';
 import { Routes } from '../../src/http/routing.js';
 import { expectNoInternals, expectServerDeclined, HAL_JSON_UTF8, UUID } from '../support/http.js';
+import { waitFor } from '../support/pg-activity.js';
 import { closedPort } from '../support/ports.js';
 
 /**
@@ -64,6 +68,17 @@ beforeAll(async () => {
     consumes: ['json'],
     handler: (req, res) => {
       res.status(200).json({ received: req.body as unknown });
+    },
+  });
+  routes.add({
+    method: 'GET',
+    path: '/probe/after-client-left',
+    doc: probe('probe-after-client-left'),
+    produces: ['application/json'],
+    // Answers only once its client has gone away.
+    handler: async (req, res) => {
+      if (!req.socket.destroyed) await new Promise((resolve) => req.socket.once('close', resolve));
+      res.status(200).json({});
     },
   });
   app = express();
@@ -221,5 +236,32 @@ describe('the access log', () => {
     expect(entry.req?.url).toBe('/probe/echo?access_token=[REDACTED]&sku=A-1');
     expect(entry.res?.statusCode).toBe(200);
     expect(lines[0]).not.toContain(secret);
+  });
+
+  it('writes the line of a request whose client went away before the answer, once', async () => {
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const reached = once(server, 'request');
+      const client = http.get({
+        port,
+        host: '127.0.0.1',
+        path: '/probe/after-client-left',
+        headers: { 'X-Request-Id': 'probe-left' },
+      });
+      client.on('error', () => undefined);
+      await reached;
+      client.destroy();
+      await waitFor('the access line', async () =>
+        logLines.some((line) => line.includes('probe-left')) ? true : undefined,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      server.close();
+    }
+    const lines = logLines.filter((line) => line.includes('"probe-left"'));
+    expect(lines).toHaveLength(1);
+    expect((JSON.parse(lines[0]!) as { req?: { url?: string } }).req?.url).toBe('/probe/after-client-left');
   });
 });
