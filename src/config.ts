@@ -135,6 +135,7 @@ const environmentSchema = z
       .min(1)
       .max(10 * 365 * 24)
       .default(168),
+    EVENTS_PARTITION_SIZE: z.coerce.number().int().min(1000).max(1_000_000_000).default(1_000_000),
     IDEMPOTENCY_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -317,6 +318,8 @@ export interface Config {
     readonly amqpUrl?: string;
     readonly exchange: string;
     readonly retentionHours: number;
+    /** Positions per part of the outbox (migration 0014): retention drops whole parts. */
+    readonly partitionSize: number;
   };
 }
 
@@ -395,6 +398,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       amqpUrl: env.AMQP_URL,
       exchange: env.AMQP_EXCHANGE,
       retentionHours: env.EVENTS_RETENTION_HOURS,
+      partitionSize: env.EVENTS_PARTITION_SIZE,
     }),
   });
 }

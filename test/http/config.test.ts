@@ -49,7 +49,12 @@ describe('loadConfig defaults (D26)', () => {
   });
 
   it('publishes no events without AMQP_URL, names the exchange inventory, and keeps events a week (D28, D29)', () => {
-    expect(loadConfig({}).events).toStrictEqual({ amqpUrl: undefined, exchange: 'inventory', retentionHours: 168 });
+    expect(loadConfig({}).events).toStrictEqual({
+      amqpUrl: undefined,
+      exchange: 'inventory',
+      retentionHours: 168,
+      partitionSize: 1_000_000,
+    });
   });
 
   it('reads the event settings', () => {
@@ -57,11 +62,13 @@ describe('loadConfig defaults (D26)', () => {
       AMQP_URL: 'amqps://user:secret@broker.example:5671/vhost',
       AMQP_EXCHANGE: 'wms.inventory',
       EVENTS_RETENTION_HOURS: '24',
+      EVENTS_PARTITION_SIZE: '50000',
     });
     expect(config.events).toStrictEqual({
       amqpUrl: 'amqps://user:secret@broker.example:5671/vhost',
       exchange: 'wms.inventory',
       retentionHours: 24,
+      partitionSize: 50_000,
     });
   });
 
@@ -194,6 +201,8 @@ describe('loadConfig refusals (D26)', () => {
     ['AMQP_EXCHANGE', 'bad name'],
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
+    ['EVENTS_PARTITION_SIZE', '999'],
+    ['EVENTS_PARTITION_SIZE', 'large'],
     ['STREAM_MAX_CONCURRENT', '0'],
     ['STREAM_MAX_CONCURRENT', '2.5'],
     ['STREAM_MAX_CONCURRENT', 'many'],
