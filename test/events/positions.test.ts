@@ -47,7 +47,9 @@ interface PlanNode {
 
 /** The scans of the outbox's parts (migration 0014) in a plan. */
 function outboxScans(node: PlanNode): string[] {
-  const own = node['Relation Name']?.startsWith('event_outbox') ? [`${node['Node Type']} ${node['Index Name'] ?? ''}`] : [];
+  const own = node['Relation Name']?.startsWith('event_outbox')
+    ? [`${node['Node Type']} ${node['Index Name'] ?? ''}`]
+    : [];
   return [...own, ...(node.Plans ?? []).flatMap(outboxScans)];
 }
 
