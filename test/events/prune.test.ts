@@ -103,6 +103,7 @@ describeWithBroker('pruning old events while writers run (D34)', () => {
     );
     observing = false;
     await observing$;
+    // eslint-disable-next-line no-console -- bench/notes.md reports these figures
     console.log(
       `pruned ${removed} events in ${pruneEnd - pruneStart} ms while ${WRITERS} writers committed ${duringPrune.length}; ` +
         `${seenDuringPrune.length} of them were in the feed before the prune ended; ` +
