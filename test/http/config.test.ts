@@ -72,6 +72,14 @@ describe('loadConfig defaults (D26)', () => {
     });
   });
 
+  it('keeps the ledger for ever and ended reservations 90 days unless told otherwise (D34)', () => {
+    expect(loadConfig({}).history).toStrictEqual({ ledgerRetentionMonths: undefined, reservationRetentionDays: 90 });
+    expect(loadConfig({ LEDGER_RETENTION_MONTHS: '24', RESERVATION_RETENTION_DAYS: '30' }).history).toStrictEqual({
+      ledgerRetentionMonths: 24,
+      reservationRetentionDays: 30,
+    });
+  });
+
   it('runs one process unless WEB_CONCURRENCY says otherwise; auto is the cores available (issue 14)', () => {
     expect(loadConfig({}).webConcurrency).toBe(1);
     expect(loadConfig({ WEB_CONCURRENCY: '3' }).webConcurrency).toBe(3);
@@ -202,6 +210,9 @@ describe('loadConfig refusals (D26)', () => {
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
     ['EVENTS_PARTITION_SIZE', '999'],
+    ['LEDGER_RETENTION_MONTHS', '0'],
+    ['LEDGER_RETENTION_MONTHS', 'a year'],
+    ['RESERVATION_RETENTION_DAYS', '0'],
     ['EVENTS_PARTITION_SIZE', 'large'],
     ['STREAM_MAX_CONCURRENT', '0'],
     ['STREAM_MAX_CONCURRENT', '2.5'],
