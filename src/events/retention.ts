@@ -12,7 +12,9 @@ import {
 
 const LOCK_NOT_AVAILABLE = '55P03';
 const UNDEFINED_TABLE = '42P01';
-const DROP_ATTEMPTS = 5;
+// Each attempt holds writers up for at most the DDL's lock timeout (200 ms); under load the drop may need several
+// before the writers in flight let it through. A part left over is dropped at the next prune.
+const DROP_ATTEMPTS = 20;
 const DROP_RETRY_MS = 100;
 
 /**
@@ -47,7 +49,7 @@ async function dropWithRetries(pool: pg.Pool, part: OutboxPart): Promise<boolean
       if (code === UNDEFINED_TABLE) return true;
       if (code !== LOCK_NOT_AVAILABLE) throw error;
     }
-    await delay(DROP_RETRY_MS);
+    await delay(DROP_RETRY_MS + Math.random() * 2 * DROP_RETRY_MS);
   }
   return false;
 }
