@@ -37,9 +37,6 @@ ALTER TABLE stock_movement ADD CONSTRAINT stock_movement_pkey PRIMARY KEY (id, o
 CREATE TRIGGER stock_movement_append_only BEFORE UPDATE OR DELETE ON stock_movement
   FOR EACH ROW EXECUTE FUNCTION refuse_ledger_change();
 
--- Migration 0010 creates it (one row: stock at an instant before kept_since is 410); here only if absent.
-CREATE TABLE IF NOT EXISTS ledger_horizon (kept_since timestamptz);
-
 DO $$
 DECLARE
   old_sequence text := pg_get_serial_sequence('stock_movement_legacy', 'id');

@@ -67,11 +67,8 @@ export async function selectRetentionStart(db: Queryable, months: number): Promi
 export async function dropLedgerPart(tx: Tx, part: LedgerPart): Promise<void> {
   await tx.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
   await tx.query(`DROP TABLE ${pg.escapeIdentifier(part.name)}`);
-  await tx.query(
-    `WITH moved AS (UPDATE ledger_horizon SET kept_since = GREATEST(kept_since, $1) RETURNING 1)
-     INSERT INTO ledger_horizon (kept_since) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM moved)`,
-    [part.to],
-  );
+  // The one row of migration 0010.
+  await tx.query('UPDATE ledger_horizon SET kept_since = GREATEST(kept_since, $1)', [part.to]);
 }
 
 /** Deletes up to `limit` reservations that ended before `endedBefore`; answers how many. */

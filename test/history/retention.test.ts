@@ -75,11 +75,15 @@ async function ledgerRowsByMonth(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.month.toISOString(), row.rows]));
 }
 
-async function keptSince(): Promise<Date[]> {
+async function keptSince(): Promise<(Date | null)[]> {
   const { rows } = await ctx.db.pool.query<{ keptSince: Date | null }>(
     'SELECT kept_since AS "keptSince" FROM ledger_horizon',
   );
-  return rows.map((row) => row.keptSince!);
+  return rows.map((row) => row.keptSince);
+}
+
+function stockOf(query: string): request.Test {
+  return request(ctx.app).get(`/v1/stock?${query}`).set('Authorization', bearer()).set('Accept', 'application/json');
 }
 
 async function feedPage(): Promise<unknown> {
@@ -90,10 +94,11 @@ async function feedPage(): Promise<unknown> {
 
 describe('the ledger by month (D34)', () => {
   let unitPKey: string;
+  let sku: string;
 
   beforeAll(async () => {
     await givenLedgerMonthsSince();
-    const sku = await givenProduct(ctx.app);
+    sku = await givenProduct(ctx.app);
     const location = await givenLocation(ctx.app);
     const transportUnit = await givenTransportUnitOn(ctx.app, location.locationId);
     const [unit] = await givenUnitsIn(ctx.app, transportUnit, '1', sku, [{ quantity: pc(5) }]);
@@ -118,7 +123,7 @@ describe('the ledger by month (D34)', () => {
 
     expect(Object.keys(before)).toHaveLength(OLD_MONTHS + 1);
     expect(await ledgerRowsByMonth()).toEqual(before);
-    expect(await keptSince()).toEqual([]);
+    expect(await keptSince()).toEqual([null]);
   });
 
   it('drops the months before the kept ones whole, records where history starts, and leaves stock and the feed as they were', async () => {
@@ -126,6 +131,9 @@ describe('the ledger by month (D34)', () => {
     const unit = await call(ctx.app, 'get', `/v1/packaging-units/${unitPKey}`);
     const movements = await call(ctx.app, 'get', `/v1/packaging-units/${unitPKey}/movements`);
     const feed = await feedPage();
+    const stock = await stockOf(`sku=${sku}`);
+    const keptInstant = new Date(monthStart(-3).getTime() + 1000).toISOString();
+    const stockThen = await stockOf(`sku=${sku}&at=${keptInstant}`);
 
     await runRetention({ ledgerRetentionMonths: 3 });
 
@@ -139,6 +147,16 @@ describe('the ledger by month (D34)', () => {
     expect([unitAfter.status, unitAfter.body]).toEqual([200, unit.body]);
     expect([movementsAfter.status, movementsAfter.body]).toEqual([200, movements.body]);
     expect(await feedPage()).toEqual(feed);
+    const stockAfter = await stockOf(`sku=${sku}`);
+    expect([stockAfter.status, { ...stockAfter.body, asOf: undefined }]).toEqual([
+      200,
+      { ...stock.body, asOf: undefined },
+    ]);
+    expect(stock.body).toMatchObject({ onHand: pc(5) });
+    const stockThenAfter = await stockOf(`sku=${sku}&at=${keptInstant}`);
+    expect([stockThenAfter.status, stockThenAfter.body]).toEqual([200, stockThen.body]);
+    const expired = await stockOf(`sku=${sku}&at=${new Date(monthStart(-3).getTime() - 1).toISOString()}`);
+    expect([expired.status, expired.body.messageKey]).toEqual([410, 'owms.wms.inv.stock.historyExpired']);
   });
 
   it('refuses to change or delete a ledger row of a kept month', async () => {
