@@ -86,7 +86,7 @@ describeWithBroker('pruning old events while writers run (D34)', () => {
       };
       const writers = Array.from({ length: WRITERS }, writer);
       const observing$ = observer();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 2000));
 
       const pruneStart = Date.now();
       const removed = await pruneOutbox(ctx.db.pool, new Date(Date.now() - 24 * 3_600_000), exchange);
