@@ -1,6 +1,6 @@
 import pg from 'pg';
-import type { Queryable } from '../db/tx.js';
-import { withTransaction } from '../db/tx.js';
+import { boundDdlLockWait } from '../db/ddl.js';
+import { withTransaction, type Queryable } from '../db/tx.js';
 
 /**
  * The outbox's parts (migration 0014): each holds the events numbered `from` ≤ position < `to`; unnumbered events
@@ -15,9 +15,6 @@ export interface OutboxPart {
 const DEFAULT_PART = 'event_outbox_unnumbered';
 // Serialises the instances that create parts (two would collide on the same range).
 const PARTS_LOCK_KEY = 7_312_029_001;
-// DDL on a part waits for every transaction writing events to end, and every new writer waits behind it: it gives
-// up after this long and is tried again later, so no writer and no numbering is held up for longer.
-const DDL_LOCK_TIMEOUT = '200ms';
 
 /** The numbered parts in position order. */
 export async function listOutboxParts(db: Queryable): Promise<OutboxPart[]> {
@@ -42,7 +39,7 @@ export async function listOutboxParts(db: Queryable): Promise<OutboxPart[]> {
  */
 export async function createOutboxParts(pool: pg.Pool, size: number, headroom: number): Promise<number> {
   return withTransaction(pool, async (tx) => {
-    await tx.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+    await boundDdlLockWait(tx);
     await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [PARTS_LOCK_KEY]);
     const parts = await listOutboxParts(tx);
     const { rows } = await tx.query<{ head: number; strayed: number }>(
@@ -114,7 +111,7 @@ export async function advancePrunedThrough(pool: pg.Pool, through: number): Prom
  */
 export async function dropOutboxPart(pool: pg.Pool, part: OutboxPart): Promise<void> {
   await withTransaction(pool, async (tx) => {
-    await tx.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+    await boundDdlLockWait(tx);
     await tx.query(`DROP TABLE ${pg.escapeIdentifier(part.name)}`);
     await tx.query(`DELETE FROM ${DEFAULT_PART} WHERE position < $1`, [part.to]);
   });

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { boundDdlLockWait } from '../db/ddl.js';
 import type { Queryable, Tx } from '../db/tx.js';
 
 /** A month of the ledger (migration 0015): rows with `from` ≤ occurred_at < `to`; the first part has no `from`. */
@@ -7,10 +8,6 @@ export interface LedgerPart {
   readonly from: Date | null;
   readonly to: Date;
 }
-
-// DDL on the ledger waits for the stock changes in flight, and every new one waits behind it: it gives up after this
-// long and is tried again at the next run, so no change is held up for longer.
-const DDL_LOCK_TIMEOUT = '200ms';
 
 /** The ledger's parts, oldest first. */
 export async function listLedgerParts(db: Queryable): Promise<LedgerPart[]> {
@@ -31,7 +28,7 @@ export async function listLedgerParts(db: Queryable): Promise<LedgerPart[]> {
  * always finds the part of its instant. Several instances may run it at once: the advisory lock lets one create.
  */
 export async function createLedgerMonths(tx: Tx, monthsAhead: number): Promise<string[]> {
-  await tx.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+  await boundDdlLockWait(tx);
   await tx.query(`SELECT pg_advisory_xact_lock(hashtext('stock_movement parts'))`);
   const { rows } = await tx.query<{ from: Date; to: Date; name: string }>(
     `SELECT m AS "from", m + interval '1 month' AS "to",
@@ -65,7 +62,7 @@ export async function selectRetentionStart(db: Queryable, months: number): Promi
  * (the start of the oldest month kept): stock at an earlier instant then answers 410.
  */
 export async function dropLedgerPart(tx: Tx, part: LedgerPart): Promise<void> {
-  await tx.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+  await boundDdlLockWait(tx);
   await tx.query(`DROP TABLE ${pg.escapeIdentifier(part.name)}`);
   // The one row of migration 0010.
   await tx.query('UPDATE ledger_horizon SET kept_since = GREATEST(kept_since, $1)', [part.to]);
