@@ -2,18 +2,22 @@ import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import type { Tx } from '../db/tx.js';
 import type { ProductUnitValues, ProductValues, StackingRuleValues } from './sql.js';
 
+/** What an import does with a SKU that is stored already (D35); a SKU sent twice is a 409 in every mode. */
+export type OnConflict = 'fail' | 'skip' | 'update';
+
 /**
  * The staging table of one streamed import: a product, each of its units and each of its stacking rules is one row
- * (`kind` p, u, r), so that a single COPY carries them all; `line` is the body line that sent it. Temporary and
- * dropped at commit: the session's own, written without WAL.
+ * (`kind` p, u, r), so that a single COPY carries them all; `line` is the body line that sent it. `outcome` says
+ * what becomes of the rows of a SKU: c(reated), u(pdated), or NULL (skipped); with `fail` every row is created.
+ * Temporary and dropped at commit: the session's own, written without WAL.
  */
-export async function createImportTable(tx: Tx): Promise<void> {
+export async function createImportTable(tx: Tx, onConflict: OnConflict): Promise<void> {
   await tx.query(
     `CREATE TEMPORARY TABLE product_import (
        kind "char" NOT NULL, line integer NOT NULL, position integer, sku text NOT NULL, label text, account_id text,
        code text, magnitude numeric, unit_code text, description text, availability_state text, classification text,
        product_group text, stock_zone text, overbooking_allowed boolean, dimension json, details json,
-       no_products integer, allowed_sku text
+       no_products integer, allowed_sku text, outcome "char" ${onConflict === 'fail' ? `DEFAULT 'c'` : ''}
      ) ON COMMIT DROP`,
   );
 }
@@ -132,17 +136,109 @@ export async function insertImportedProducts(tx: Tx): Promise<void> {
   );
 }
 
-/** D10's 409: the SKUs sent twice or already stored, in the order of their first line (the first `limit`). */
-export async function conflictingImportedSkus(tx: Tx, limit: number): Promise<string[]> {
+/** Inserts the imported Products not stored yet, in line order (skip, update), and marks them created. */
+export async function insertNewImportedProducts(tx: Tx): Promise<void> {
+  await tx.query(
+    `WITH created AS (
+       INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description,
+                            availability_state, classification, product_group, stock_zone, overbooking_allowed,
+                            dimension, details)
+       SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
+              classification, product_group, stock_zone, COALESCE(overbooking_allowed, false), dimension, details
+         FROM product_import i
+        WHERE kind = 'p' AND NOT EXISTS (SELECT 1 FROM product p WHERE p.sku = i.sku)
+        ORDER BY line
+       ON CONFLICT (sku) DO NOTHING
+       RETURNING sku)
+     UPDATE product_import i SET outcome = 'c' FROM created c WHERE i.sku = c.sku`,
+  );
+}
+
+/**
+ * D35's update: marks the stored Products whose line differs from them in any field, unit or stacking rule (D12's
+ * full replacement would change them), after locking them all in id order. Quantities compare by value, JSON by
+ * content.
+ */
+export async function markChangedImportedProducts(tx: Tx): Promise<void> {
+  await tx.query(
+    `SELECT p.id FROM product p JOIN product_import i ON i.kind = 'p' AND i.sku = p.sku
+      WHERE i.outcome IS NULL ORDER BY p.id FOR UPDATE OF p`,
+  );
+  await tx.query(
+    `UPDATE product_import i SET outcome = 'u'
+       FROM product p
+      WHERE i.sku = p.sku AND i.outcome IS NULL
+        AND EXISTS (
+          SELECT 1 FROM product_import s
+           WHERE s.kind = 'p' AND s.sku = p.sku AND (
+             (p.label, p.account_id, p.base_unit_magnitude, p.base_unit_code, p.description, p.availability_state,
+              p.classification, p.product_group, p.stock_zone, p.overbooking_allowed, p.dimension::jsonb,
+              p.details::jsonb)
+             IS DISTINCT FROM
+             (s.label, s.account_id, s.magnitude, s.unit_code, s.description,
+              COALESCE(s.availability_state, 'AVAILABLE'), s.classification, s.product_group, s.stock_zone,
+              COALESCE(s.overbooking_allowed, false), s.dimension::jsonb, s.details::jsonb)
+             OR (SELECT array_agg((u.position, u.label, u.code, u.description, u.quantity_magnitude, u.quantity_code,
+                                   u.dimension::jsonb, u.details::jsonb) ORDER BY u.position)
+                   FROM product_unit u WHERE u.product_id = p.id)
+                IS DISTINCT FROM
+                (SELECT array_agg((n.position, n.label, n.code, n.description, n.magnitude, n.unit_code,
+                                   n.dimension::jsonb, n.details::jsonb) ORDER BY n.position)
+                   FROM product_import n WHERE n.kind = 'u' AND n.sku = p.sku)
+             OR (SELECT array_agg((r.position, r.no_products, a.sku) ORDER BY r.position)
+                   FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id)
+                IS DISTINCT FROM
+                (SELECT array_agg((n.position, n.no_products, n.allowed_sku) ORDER BY n.position)
+                   FROM product_import n WHERE n.kind = 'r' AND n.sku = p.sku)))`,
+  );
+}
+
+/** How many of the imported Products were created and how many updated. */
+export async function importOutcomes(tx: Tx): Promise<{ created: number; updated: number }> {
+  const result = await tx.query<{ created: number; updated: number }>(
+    `SELECT count(*) FILTER (WHERE outcome = 'c')::int AS created, count(*) FILTER (WHERE outcome = 'u')::int AS updated
+       FROM product_import WHERE kind = 'p'`,
+  );
+  return result.rows[0]!;
+}
+
+/** D12 applied to every Product marked changed: its fields replaced, `ol` raised, its units and rules removed. */
+export async function updateChangedImportedProducts(tx: Tx): Promise<void> {
+  await tx.query(
+    `UPDATE product p
+        SET label = i.label, account_id = i.account_id, base_unit_magnitude = i.magnitude,
+            base_unit_code = i.unit_code, description = i.description,
+            availability_state = COALESCE(i.availability_state, 'AVAILABLE'), classification = i.classification,
+            product_group = i.product_group, stock_zone = i.stock_zone,
+            overbooking_allowed = COALESCE(i.overbooking_allowed, false), dimension = i.dimension,
+            details = i.details, ol = p.ol + 1, last_modified_dt = now()
+       FROM product_import i
+      WHERE i.kind = 'p' AND i.outcome = 'u' AND p.sku = i.sku`,
+  );
+  await tx.query(
+    `DELETE FROM product_unit u USING product_import i, product p
+      WHERE i.kind = 'p' AND i.outcome = 'u' AND p.sku = i.sku AND u.product_id = p.id`,
+  );
+  await tx.query(
+    `DELETE FROM stacking_rule r USING product_import i, product p
+      WHERE i.kind = 'p' AND i.outcome = 'u' AND p.sku = i.sku AND r.product_id = p.id`,
+  );
+}
+
+/**
+ * D10's 409: the SKUs sent twice, or (`stored`) already stored too, in the order of their first line (the first
+ * `limit`).
+ */
+export async function conflictingImportedSkus(tx: Tx, limit: number, stored: boolean): Promise<string[]> {
   const result = await tx.query<{ sku: string }>(
     `SELECT i.sku
        FROM product_import i
       WHERE i.kind = 'p'
       GROUP BY i.sku
-     HAVING count(*) > 1 OR EXISTS (SELECT 1 FROM product p WHERE p.sku = i.sku)
+     HAVING count(*) > 1 OR $2 AND EXISTS (SELECT 1 FROM product p WHERE p.sku = i.sku)
       ORDER BY min(i.line)
       LIMIT $1`,
-    [limit],
+    [limit, stored],
   );
   return result.rows.map((row) => row.sku);
 }
@@ -153,23 +249,32 @@ export async function insertImportedUnits(tx: Tx): Promise<void> {
                                dimension, details)
      SELECT p.id, i.position, i.label, i.code, i.description, i.magnitude, i.unit_code, i.dimension, i.details
        FROM product_import i JOIN product p ON p.sku = i.sku
-      WHERE i.kind = 'u'`,
+      WHERE i.kind = 'u' AND i.outcome IS NOT NULL`,
   );
 }
 
-/** Answers how many rules were stored: fewer than were sent means one named no product. */
+/** Answers how many rules were stored: fewer than were to be stored means one named no product. */
 export async function insertImportedRules(tx: Tx): Promise<number> {
   const result = await tx.query(
     `INSERT INTO stacking_rule (product_id, position, no_products, allowed_product_id)
      SELECT p.id, i.position, i.no_products, a.id
        FROM product_import i JOIN product p ON p.sku = i.sku JOIN product a ON a.sku = i.allowed_sku
-      WHERE i.kind = 'r'`,
+      WHERE i.kind = 'r' AND i.outcome IS NOT NULL`,
   );
   return result.rowCount ?? 0;
 }
 
+/** How many stacking rules of Products being created or updated the import holds. */
+export async function importedRulesToStore(tx: Tx): Promise<number> {
+  const result = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM product_import WHERE kind = 'r' AND outcome IS NOT NULL`,
+  );
+  return result.rows[0]!.n;
+}
+
 /**
- * D27: one `product.event.created` per imported Product in line order, rendered by product_json (migration 0008).
+ * D27: one `product.event.created` per imported Product created, one `product.event.updated` per one updated, in
+ * line order, rendered by product_json (migration 0008).
  * The staging rows are sorted (OFFSET 0 keeps that sort apart), then rendered in that order: only the narrow rows
  * are sorted. Answers how many were written and, when asked (one Product), its pKey.
  */
@@ -180,8 +285,10 @@ export async function insertImportedProductEvents(
 ): Promise<{ written: number; pKey: string | undefined }> {
   const result = await tx.query<{ pKey: string }>(
     `INSERT INTO event_outbox (type, resource_key, request_id, resource)
-     SELECT 'product.event.created', r.p_key, $1, r.resource
-       FROM (SELECT line, sku FROM product_import WHERE kind = 'p' ORDER BY line OFFSET 0) i
+     SELECT CASE i.outcome WHEN 'c' THEN 'product.event.created' ELSE 'product.event.updated' END, r.p_key, $1,
+            r.resource
+       FROM (SELECT line, sku, outcome FROM product_import WHERE kind = 'p' AND outcome IS NOT NULL
+              ORDER BY line OFFSET 0) i
             CROSS JOIN LATERAL product_json(i.sku) r
       ORDER BY i.line
      ${answerKey ? 'RETURNING resource_key AS "pKey"' : ''}`,

@@ -71,7 +71,7 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
     const response = await importText(`${ndjson(products)}\n\n`).set('X-Request-Id', 'import-four');
 
     expect(response.status, response.text).toBe(201);
-    expect(response.text).toBe('');
+    expect(response.body).toEqual({ created: 4, skipped: 0, updated: 0 });
     expect(response.headers.location).toBeUndefined();
     const events = await eventsOf('import-four');
     expect(events.map((event) => event.type)).toEqual(Array(4).fill('product.event.created'));
@@ -299,7 +299,7 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
 
       const response = await postStream(lines());
 
-      expect(response).toEqual({ status: 201, body: '' });
+      expect(response).toEqual({ status: 201, body: `{"created":${count},"skipped":0,"updated":0}` });
       const { rows } = await ctx.db.pool.query<{ n: number; first: string; last: string }>(
         `SELECT count(*)::int AS n, (array_agg(sku ORDER BY id))[1] AS first,
                 (array_agg(sku ORDER BY id DESC))[1] AS last
