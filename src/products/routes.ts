@@ -86,7 +86,10 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
         "another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is " +
         'one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each ' +
         'line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), ' +
-        `the first invalid line ends the request, and a 400 or 409 names at most the first ${MAX_REPORTED}.`,
+        `the first invalid line ends the request, and a 400 or 409 names at most the first ${MAX_REPORTED}. ` +
+        'An NDJSON import answers what it created, skipped and updated; onConflict says what becomes of a SKU ' +
+        'stored already (D35). It ends when its client does, or its time: a stall of IMPORT_STALL_TIMEOUT_MS or ' +
+        'a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more than 1000 blank lines in a row a 400.',
       request: { query: productImportQuerySchema, body: productListSchema, lines: productCreateSchema },
       responses: {
         200: body('NDJSON: nothing created; what was skipped and updated', productImportResultSchema, [JSON_TYPE]),
