@@ -1,9 +1,10 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { expectApiDeclined, expectValidationError } from '../support/api-errors.js';
 import { useTestApp } from '../support/app.js';
 import { aProduct, aProductUnit, aQuantity, aStackingRule, type Json, type ProductJson } from '../support/builders.js';
 import { bearer } from '../support/tokens.js';
-import { HAL_JSON_UTF8, HOST, JSON_UTF8, rowCounts, withoutLinks } from './product-api.js';
+import { HOST, JSON_UTF8, rowCounts, withoutLinks } from './product-api.js';
 
 const ctx = useTestApp();
 
@@ -168,13 +169,11 @@ describe('POST /v1/products as NDJSON with onConflict (D35)', () => {
 
       const response = await importLines([twice, aProduct(), twice], `?onConflict=${mode}`);
 
-      expect(response.status).toBe(409);
-      expect(response.headers['content-type']).toBe(HAL_JSON_UTF8);
-      expect(response.body).toEqual({
+      expectApiDeclined(response, {
+        status: 409,
         message: `Products with SKU [${twice.sku}] already exist`,
         messageKey: 'owms.wms.inv.product.alreadyExists',
         obj: [twice.sku],
-        httpStatus: '409',
         class: 'String',
       });
       expect(await rowCounts(ctx.db.pool)).toEqual(before);
@@ -183,25 +182,13 @@ describe('POST /v1/products as NDJSON with onConflict (D35)', () => {
 
   it('answers an unknown onConflict, and onConflict with a JSON body, with 400 core.validation.error', async () => {
     const unknown = await importLines([aProduct()], '?onConflict=merge');
-    expect(unknown.status).toBe(400);
-    expect(unknown.body).toEqual({
-      message: 'onConflict: Invalid option: expected one of "fail"|"skip"|"update"',
-      messageKey: 'core.validation.error',
-      obj: ['onConflict'],
-      httpStatus: '400',
-    });
-
     const json = await request(ctx.app)
       .post('/v1/products?onConflict=skip')
       .set('Authorization', bearer())
       .set('Host', HOST)
       .send([aProduct()]);
-    expect(json.status).toBe(400);
-    expect(json.body).toEqual({
-      message: 'onConflict: applies only to an application/x-ndjson import',
-      messageKey: 'core.validation.error',
-      obj: ['onConflict'],
-      httpStatus: '400',
-    });
+
+    expectValidationError(unknown, [['onConflict', 'Invalid option: expected one of "fail"|"skip"|"update"']]);
+    expectValidationError(json, [['onConflict', 'applies only to an application/x-ndjson import']]);
   });
 });

@@ -100,12 +100,8 @@ async function storedSkus(prefix: string): Promise<number> {
   return rows[0]!.n;
 }
 
-/**
- * Both import slots (IMPORT_MAX_CONCURRENT, 2) are free: two imports held open at once are both in their COPY,
- * and both store when ended.
- */
-async function expectBothSlotsFree(target: ServiceProcess): Promise<void> {
-  const prefix = uniqueSku('SLOT');
+/** Two imports (IMPORT_MAX_CONCURRENT) that have each sent one line, once the database shows both in their COPY. */
+async function twoImportsInCopy(target: ServiceProcess, prefix: string): Promise<OpenImport[]> {
   const imports = [0, 1].map((index) => {
     const open = openImport(target);
     open.req.write(productLine(`${prefix}-${index}`));
@@ -115,6 +111,13 @@ async function expectBothSlotsFree(target: ServiceProcess): Promise<void> {
     const sessions = await importSessions();
     return sessions.filter((what) => what.includes('COPY')).length === 2 ? true : undefined;
   });
+  return imports;
+}
+
+/** Both import slots are free: two imports held open at once are both in their COPY, and both store when ended. */
+async function expectBothSlotsFree(target: ServiceProcess): Promise<void> {
+  const prefix = uniqueSku('SLOT');
+  const imports = await twoImportsInCopy(target, prefix);
   for (const { req } of imports) req.end();
   expect((await Promise.all(imports.map(({ answered }) => answered))).map((answer) => answer?.status)).toEqual([
     201, 201,
@@ -126,6 +129,22 @@ async function expectBothSlotsFree(target: ServiceProcess): Promise<void> {
 async function freedAfter(since: number): Promise<number> {
   await waitFor('no import session', async () => ((await importSessions()).length === 0 ? true : undefined), 60_000);
   return Date.now() - since;
+}
+
+/** The 408 a client still reads, on a connection the service closes (the rest of the body is never read). */
+function timedOut(message: string): Answer {
+  return {
+    status: 408,
+    body: {
+      timestamp: expect.any(Number),
+      status: 408,
+      error: 'Request Timeout',
+      exception: 'RequestTimeoutException',
+      message,
+      path: '/v1/products',
+    },
+    connection: 'close',
+  };
 }
 
 function log(message: string): void {
@@ -177,15 +196,7 @@ describe('a streamed import ends when its client or its time does (issue 26)', (
 
   it('cancels two chunked uploads that stall after one line with 408 once IMPORT_STALL_TIMEOUT_MS passes, storing nothing', async () => {
     const prefix = uniqueSku('STALL');
-    const attacks = [0, 1].map((index) => {
-      const attack = openImport(service);
-      attack.req.write(productLine(`${prefix}-${index}`));
-      return attack;
-    });
-    await waitFor('both stalled imports in their COPY', async () => {
-      const sessions = await importSessions();
-      return sessions.filter((what) => what.includes('COPY')).length === 2 ? true : undefined;
-    });
+    const attacks = await twoImportsInCopy(service, prefix);
     const stalledAt = Date.now();
 
     const answers = await Promise.all(attacks.map(({ answered }) => answered));
@@ -194,18 +205,7 @@ describe('a streamed import ends when its client or its time does (issue 26)', (
     log(`two imports stalled after one line: answered after ${answeredMs} ms, freed after ${freedMs} ms`);
 
     for (const answer of answers) {
-      expect(answer).toEqual({
-        status: 408,
-        body: {
-          timestamp: expect.any(Number),
-          status: 408,
-          error: 'Request Timeout',
-          exception: 'RequestTimeoutException',
-          message: `The client sent nothing for ${DEFAULT_STALL_MS} ms (IMPORT_STALL_TIMEOUT_MS)`,
-          path: '/v1/products',
-        },
-        connection: 'close',
-      });
+      expect(answer).toEqual(timedOut(`The client sent nothing for ${DEFAULT_STALL_MS} ms (IMPORT_STALL_TIMEOUT_MS)`));
     }
     expect(freedMs).toBeLessThan(DEFAULT_STALL_MS + FREED_WITHIN_MS);
     expect(await storedSkus(prefix)).toBe(0);
@@ -228,18 +228,7 @@ describe('a streamed import ends when its client or its time does (issue 26)', (
       `an import trickling a line a second, HTTP_REQUEST_TIMEOUT_MS=15000: answered after ${answeredMs} ms, freed after ${freedMs} ms`,
     );
 
-    expect(answer).toEqual({
-      status: 408,
-      body: {
-        timestamp: expect.any(Number),
-        status: 408,
-        error: 'Request Timeout',
-        exception: 'RequestTimeoutException',
-        message: 'The body did not arrive within 15000 ms (HTTP_REQUEST_TIMEOUT_MS)',
-        path: '/v1/products',
-      },
-      connection: 'close',
-    });
+    expect(answer).toEqual(timedOut('The body did not arrive within 15000 ms (HTTP_REQUEST_TIMEOUT_MS)'));
     expect(answeredMs).toBeLessThan(15_000);
     expect(freedMs).toBeLessThan(15_000 + FREED_WITHIN_MS);
     expect(await storedSkus(prefix)).toBe(0);
