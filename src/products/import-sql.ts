@@ -22,6 +22,10 @@ export async function createImportTable(tx: Tx, onConflict: OnConflict): Promise
   );
 }
 
+export async function analyzeImportTable(tx: Tx): Promise<void> {
+  await tx.query('ANALYZE product_import');
+}
+
 /** The COPY that fills the staging table; rows are written with the importRow* functions below. */
 export function copyIntoImportTable(timeoutMs: number): CopyStreamQuery {
   const copy = copyFrom(
@@ -157,7 +161,8 @@ export async function insertNewImportedProducts(tx: Tx): Promise<void> {
 /**
  * D35's update: marks the stored Products whose line differs from them in any field, unit or stacking rule (D12's
  * full replacement would change them), after locking them all in id order. Quantities compare by value, JSON by
- * content.
+ * content. Units and rules are gathered per SKU on both sides first, so the comparison is a few hash joins however
+ * many Products the import holds.
  */
 export async function markChangedImportedProducts(tx: Tx): Promise<void> {
   await tx.query(
@@ -165,31 +170,45 @@ export async function markChangedImportedProducts(tx: Tx): Promise<void> {
       WHERE i.outcome IS NULL ORDER BY p.id FOR UPDATE OF p`,
   );
   await tx.query(
-    `UPDATE product_import i SET outcome = 'u'
-       FROM product p
-      WHERE i.sku = p.sku AND i.outcome IS NULL
-        AND EXISTS (
-          SELECT 1 FROM product_import s
-           WHERE s.kind = 'p' AND s.sku = p.sku AND (
-             (p.label, p.account_id, p.base_unit_magnitude, p.base_unit_code, p.description, p.availability_state,
-              p.classification, p.product_group, p.stock_zone, p.overbooking_allowed, p.dimension::jsonb,
-              p.details::jsonb)
-             IS DISTINCT FROM
-             (s.label, s.account_id, s.magnitude, s.unit_code, s.description,
-              COALESCE(s.availability_state, 'AVAILABLE'), s.classification, s.product_group, s.stock_zone,
-              COALESCE(s.overbooking_allowed, false), s.dimension::jsonb, s.details::jsonb)
-             OR (SELECT array_agg((u.position, u.label, u.code, u.description, u.quantity_magnitude, u.quantity_code,
-                                   u.dimension::jsonb, u.details::jsonb) ORDER BY u.position)
-                   FROM product_unit u WHERE u.product_id = p.id)
-                IS DISTINCT FROM
-                (SELECT array_agg((n.position, n.label, n.code, n.description, n.magnitude, n.unit_code,
-                                   n.dimension::jsonb, n.details::jsonb) ORDER BY n.position)
-                   FROM product_import n WHERE n.kind = 'u' AND n.sku = p.sku)
-             OR (SELECT array_agg((r.position, r.no_products, a.sku) ORDER BY r.position)
-                   FROM stacking_rule r JOIN product a ON a.id = r.allowed_product_id WHERE r.product_id = p.id)
-                IS DISTINCT FROM
-                (SELECT array_agg((n.position, n.no_products, n.allowed_sku) ORDER BY n.position)
-                   FROM product_import n WHERE n.kind = 'r' AND n.sku = p.sku)))`,
+    `WITH stored AS (
+       SELECT p.*, i.label AS new_label, i.account_id AS new_account_id, i.magnitude AS new_magnitude,
+              i.unit_code AS new_unit_code, i.description AS new_description,
+              COALESCE(i.availability_state, 'AVAILABLE') AS new_availability_state,
+              i.classification AS new_classification, i.product_group AS new_product_group,
+              i.stock_zone AS new_stock_zone, COALESCE(i.overbooking_allowed, false) AS new_overbooking_allowed,
+              i.dimension AS new_dimension, i.details AS new_details
+         FROM product p JOIN product_import i ON i.kind = 'p' AND i.sku = p.sku
+        WHERE i.outcome IS NULL),
+     sent_units AS (
+       SELECT sku, array_agg((position, label, code, description, magnitude, unit_code, dimension::jsonb,
+                              details::jsonb) ORDER BY position) AS units
+         FROM product_import WHERE kind = 'u' AND outcome IS NULL GROUP BY sku),
+     stored_units AS (
+       SELECT s.sku, array_agg((u.position, u.label, u.code, u.description, u.quantity_magnitude, u.quantity_code,
+                                u.dimension::jsonb, u.details::jsonb) ORDER BY u.position) AS units
+         FROM stored s JOIN product_unit u ON u.product_id = s.id GROUP BY s.sku),
+     sent_rules AS (
+       SELECT sku, array_agg((position, no_products, allowed_sku) ORDER BY position) AS rules
+         FROM product_import WHERE kind = 'r' AND outcome IS NULL GROUP BY sku),
+     stored_rules AS (
+       SELECT s.sku, array_agg((r.position, r.no_products, a.sku) ORDER BY r.position) AS rules
+         FROM stored s JOIN stacking_rule r ON r.product_id = s.id JOIN product a ON a.id = r.allowed_product_id
+        GROUP BY s.sku),
+     changed AS (
+       SELECT s.sku
+         FROM stored s
+              LEFT JOIN sent_units su ON su.sku = s.sku LEFT JOIN stored_units tu ON tu.sku = s.sku
+              LEFT JOIN sent_rules sr ON sr.sku = s.sku LEFT JOIN stored_rules tr ON tr.sku = s.sku
+        WHERE (s.label, s.account_id, s.base_unit_magnitude, s.base_unit_code, s.description, s.availability_state,
+               s.classification, s.product_group, s.stock_zone, s.overbooking_allowed, s.dimension::jsonb,
+               s.details::jsonb)
+              IS DISTINCT FROM
+              (s.new_label, s.new_account_id, s.new_magnitude, s.new_unit_code, s.new_description,
+               s.new_availability_state, s.new_classification, s.new_product_group, s.new_stock_zone,
+               s.new_overbooking_allowed, s.new_dimension::jsonb, s.new_details::jsonb)
+           OR su.units IS DISTINCT FROM tu.units
+           OR sr.rules IS DISTINCT FROM tr.rules)
+     UPDATE product_import i SET outcome = 'u' FROM changed c WHERE i.sku = c.sku`,
   );
 }
 

@@ -8,6 +8,7 @@ import { isJsonObject, parseInput } from '../http/validate.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { appendImportedProductEvents } from './events.js';
 import {
+  analyzeImportTable,
   conflictingImportedSkus,
   copyIntoImportTable,
   createImportTable,
@@ -131,6 +132,9 @@ async function storeImported(
       await insertImportedProducts(tx);
       return { created: products, updated: 0 };
     }
+    // Autovacuum never analyzes a temporary table: without its statistics the comparisons below with the stored
+    // Products would be planned as nested loops over the whole staging table.
+    await analyzeImportTable(tx);
     // A SKU sent twice would be created or updated twice: refused in every mode.
     if ((await conflictingImportedSkus(tx, 1, false)).length > 0) return await refuseConflicts(tx, onConflict);
     await insertNewImportedProducts(tx);
