@@ -151,6 +151,27 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
     expect(await rowCounts(ctx.db.pool)).toEqual(before);
   });
 
+  it('skips up to 1000 blank lines in a row, counting them, and answers one more with 400 naming its line', async () => {
+    const [first, second] = [aProduct(), aProduct()];
+    const blank = (count: number): string => ' \r\n'.repeat(count);
+
+    const accepted = await importText(`${JSON.stringify(first)}\n${blank(1000)}${JSON.stringify(second)}\n`);
+    const refused = await importText(`${JSON.stringify(aProduct())}\n${blank(1001)}${JSON.stringify(aProduct())}\n`);
+    const named = await importText(`${JSON.stringify(aProduct())}\n${blank(3)}{"sku":"N"}\n`);
+
+    expect(accepted.status).toBe(201);
+    expect(accepted.body).toEqual({ created: 2, skipped: 0, updated: 0 });
+    expect(await skuCount(ctx.db.pool, [first.sku, second.sku])).toBe(2);
+    expectServerDeclined(refused, {
+      status: 400,
+      error: 'Bad Request',
+      exception: 'HttpMessageNotReadableException',
+      message: 'Request body is not readable: line 1002: more than 1000 blank lines in a row',
+      path: '/v1/products',
+    });
+    expectValidationError(named, [['line 5: baseUnit', 'required']]);
+  });
+
   it('answers a line that is no object, and a body without Products, with 400 core.validation.error', async () => {
     expectValidationError(await importText(`${ndjson([aProduct()])}\n[1]`), [['line 2', 'must be a Product object']]);
     expectValidationError(await importText('\n \n'), [['body', 'must contain at least one Product']]);
