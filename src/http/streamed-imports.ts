@@ -43,7 +43,11 @@ export class StreamedImports {
         limit: this.bodies.importLimit,
         lineLimit: this.bodies.limit,
         stallTimeoutMs: this.bodies.importStallTimeoutMs,
-        deadline: { at: Date.now() + this.requestTimeoutMs - ANSWER_MARGIN_MS, ms: this.requestTimeoutMs },
+        deadline: {
+          // A request timeout of a second or less keeps nine tenths of itself for the body.
+          at: Date.now() + this.requestTimeoutMs - Math.min(ANSWER_MARGIN_MS, this.requestTimeoutMs / 10),
+          ms: this.requestTimeoutMs,
+        },
       });
       return await work({ lines, timeoutMs: this.requestTimeoutMs });
     } finally {
