@@ -157,7 +157,9 @@ async function main(): Promise<void> {
       return;
     }
     if (config.env === 'production' && !config.publicBaseUrl && !config.allowedHosts) {
-      logger.warn('neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: hrefs name whatever host name a client sends');
+      logger.warn(
+        'neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: only localhost, loopback and the listening address are answered',
+      );
     }
     // A key the service cannot verify with stops the start here, before any database is opened.
     createTokenVerifier(config.auth);
@@ -178,7 +180,15 @@ async function main(): Promise<void> {
       };
     }
     const events = startEvents(database.pool, config, logger, database.sessionPool);
-    const app = createApp({ config, pool: database.pool, logger, events, readReplica });
+    let draining: Draining | undefined;
+    const app = createApp({
+      config,
+      pool: database.pool,
+      logger,
+      events,
+      readReplica,
+      isDraining: () => draining?.started ?? false,
+    });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(
       {
@@ -191,7 +201,7 @@ async function main(): Promise<void> {
       app,
     );
     answerClientErrors(server, logger);
-    const draining = drainOnShutdown(server);
+    draining = drainOnShutdown(server);
     await listen(server, config);
     installShutdown(server, draining, events, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
