@@ -14,8 +14,13 @@ function hostName(host: string): string {
 const hostRefused = (): ServerError =>
   new ServerError(400, 'InvalidHostHeaderException', 'The Host header names no host this service answers for');
 
-/** The probes orchestrators call by address; they have no links. */
-const PROBE_PATHS = new Set(['/actuator/health', '/actuator/health/liveness', '/actuator/health/readiness']);
+/** What orchestrators and scrapers call by address (a pod's IP): the probes and the metrics, none with links. */
+const BY_ADDRESS_PATHS = new Set([
+  '/actuator/health',
+  '/actuator/health/liveness',
+  '/actuator/health/readiness',
+  '/actuator/prometheus',
+]);
 
 /** Where the hosts a request may name come from (README, Configuration). */
 export interface HostSettings {
@@ -34,7 +39,7 @@ const isLoopback = (name: string): boolean =>
  * always refused. With ALLOWED_HOSTS, every host not on the list is refused too. With PUBLIC_BASE_URL alone the
  * request's host is not used for links, so any host name is answered. With neither, only what cannot have been
  * chosen by a stranger is answered, as Django does: localhost, loopback addresses and the address the request
- * arrived at (or HOST). The health probes are exempt: orchestrators call them by address and they have no links.
+ * arrived at (or HOST). The probes and the metrics are exempt: they are called by address and have no links.
  */
 export function checkHost({ allowedHosts, publicBaseUrl, listenHost }: HostSettings): RequestHandler {
   const listed = allowedHosts && new Set(allowedHosts.map(hostName));
@@ -46,7 +51,7 @@ export function checkHost({ allowedHosts, publicBaseUrl, listenHost }: HostSetti
     );
   };
   return (req, _res, next) => {
-    if (PROBE_PATHS.has(req.path)) return next();
+    if (BY_ADDRESS_PATHS.has(req.path)) return next();
     const host = requestHost(req);
     if (host === undefined) return next();
     if (host.length > 255 || !HOST.test(host) || !answers(req, hostName(host))) return next(hostRefused());

@@ -80,10 +80,15 @@ describe('without PUBLIC_BASE_URL or ALLOWED_HOSTS (the default)', () => {
     expect(rowCount).toBe(0);
   });
 
-  it('answers the probes whatever the host', async () => {
+  it('answers the probes and the metrics whatever the host: kubelets and scrapers call a pod by its address', async () => {
     for (const path of ['/actuator/health', '/actuator/health/liveness', '/actuator/health/readiness']) {
-      expect((await request(ctx.app).get(path).set('Host', 'evil.example')).status).toBe(200);
+      expect((await request(ctx.app).get(path).set('Host', '10.1.2.3:8080')).status).toBe(200);
     }
+    const metrics = await request(ctx.app)
+      .get('/actuator/prometheus')
+      .set('Authorization', bearer())
+      .set('Host', '10.1.2.3:8080');
+    expect(metrics.status).toBe(200);
   });
 
   it.each(['evil.example/phish?x=', 'a@evil.example', 'evil.example:80:80', '"><script>', 'exa mple', '.'])(
