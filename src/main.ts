@@ -16,6 +16,7 @@ import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
+import { onStopSignals } from './stop-signals.js';
 
 const DEVELOPMENT_TOKEN_SECONDS = 12 * 3600;
 
@@ -54,7 +55,8 @@ const IDLE_CONNECTION_GRACE_MS = 1000;
 
 /**
  * Stop accepting, let in-flight requests finish until the deadline (each connection closing after its current
- * request), then close the pool and the embedded database. A second signal ends the process at once.
+ * request), then close the pool and the embedded database. A second signal ends the process at once (D36: not
+ * the echo of the first that npm passes on).
  */
 function installShutdown(
   server: Server,
@@ -66,12 +68,8 @@ function installShutdown(
 ): void {
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
-    if (shuttingDown) {
-      // A worker stopped by Ctrl-C also hears its primary ask it to stop.
-      if (signal === PRIMARY_REQUEST) return;
-      logger.warn({ signal }, 'second signal: exiting immediately');
-      process.exit(1);
-    }
+    // A worker stopped by Ctrl-C also hears its primary ask it to stop.
+    if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     const deadline = setTimeout(() => {
@@ -104,8 +102,7 @@ function installShutdown(
         });
     });
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  onStopSignals(logger, shutdown);
   onShutdownRequest(() => shutdown(PRIMARY_REQUEST));
   watchSupervisingNpm(() => shutdown('npm exited'));
 }
