@@ -177,28 +177,25 @@ async function main(): Promise<void> {
       };
     }
     const events = startEvents(database.pool, config, logger, database.sessionPool);
-    let draining: Draining | undefined;
+    // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
+    const server = createServer({
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+      // How often Node checks those timeouts; its default (30 s) would let short timeouts run long.
+      connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
+    });
+    answerClientErrors(server, logger);
+    const draining = drainOnShutdown(server);
     const app = createApp({
       config,
       pool: database.pool,
       logger,
       events,
       readReplica,
-      isDraining: () => draining?.started ?? false,
+      isDraining: () => draining.started,
     });
-    // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
-    const server = createServer(
-      {
-        headersTimeout: config.http.headersTimeoutMs,
-        requestTimeout: config.http.requestTimeoutMs,
-        keepAliveTimeout: config.http.keepAliveTimeoutMs,
-        // How often Node checks those timeouts; its default (30 s) would let short timeouts run long.
-        connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
-      },
-      app,
-    );
-    answerClientErrors(server, logger);
-    draining = drainOnShutdown(server);
+    server.on('request', app);
     await listen(server, config);
     installShutdown(server, draining, events, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);

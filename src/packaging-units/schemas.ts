@@ -45,7 +45,7 @@ const optionalFields = {
   dimension: nullishOf(dimensionSchema),
   weight: nullishOf(weightSchema),
   distribution: distributionSchema.nullish(),
-  physicalPosition: z.string().max(MAX_KEY_LENGTH).nullish(),
+  physicalPosition: keyText().nullish(),
   details: detailsSchema,
 };
 
@@ -79,7 +79,7 @@ export const loadUnitAddressSchema = z.object({
 });
 
 export const createInLoadUnitQuerySchema = z.object({
-  loadUnitType: z.string().max(MAX_KEY_LENGTH).optional().openapi({ description: 'Type of a LoadUnit created here' }),
+  loadUnitType: keyText().optional().openapi({ description: 'Type of a LoadUnit created here' }),
 });
 
 export const packagingUnitKeySchema = z.object({ pKey: z.string() });
