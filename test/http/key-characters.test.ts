@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { expectValidationError } from '../support/api-errors.js';
 import { uniqueSku } from '../support/builders.js';
-import { call, givenLocation, givenProduct, givenTransportUnitOn, pc, unique } from '../support/stock-api.js';
+import { call, givenLocation, pc, postUnitsOfNewProduct, unique } from '../support/stock-api.js';
+import { storedUnitsOf } from '../support/stock.js';
 
 /**
  * Issue 28: a key with an invisible or bidirectional character looks like another key (`A\u202eB\u200b` shows as a
@@ -62,20 +63,11 @@ describe.each(Object.entries(HIDDEN_CHARACTERS))('a key with a %s', (_name, char
   });
 
   it('is refused as a label of a PackagingUnit, and no unit is stored', async () => {
-    const sku = await givenProduct(ctx);
-    const location = await givenLocation(ctx);
-    const bk = await givenTransportUnitOn(ctx, location.locationId);
-    const response = await call(
-      ctx,
-      'post',
-      `/v1/transport-units/${bk}/load-units/1/packaging-units?loadUnitType=BOX`,
-    ).send([{ product: { sku }, quantity: pc(1), labels: ['FINE', `LABEL${character}`] }]);
+    const { sku, response } = await postUnitsOfNewProduct(ctx, [
+      { quantity: pc(1), labels: ['FINE', `LABEL${character}`] },
+    ]);
     expectValidationError(response, [['[0].labels[1]', HIDDEN]]);
-    const { rowCount } = await ctx.db.pool.query(
-      'SELECT 1 FROM packaging_unit pu JOIN product p ON p.id = pu.product_id WHERE p.sku = $1',
-      [sku],
-    );
-    expect(rowCount).toBe(0);
+    expect(await storedUnitsOf(ctx.db.pool, sku)).toEqual([]);
   });
 });
 

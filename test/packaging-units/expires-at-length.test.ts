@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { expectValidationError } from '../support/api-errors.js';
-import { call, givenLocation, givenProduct, givenTransportUnitOn, pc } from '../support/stock-api.js';
+import { pc, postUnitsOfNewProduct } from '../support/stock-api.js';
 import { storedUnitsOf } from '../support/stock.js';
 
 /**
@@ -12,19 +12,8 @@ import { storedUnitsOf } from '../support/stock.js';
 const ctx = useTestApp();
 const TOO_LONG = 'must be an ISO 8601 datetime with an offset, at most 35 characters';
 
-async function createWithExpiresAt(
-  expiresAt: string,
-): Promise<{ sku: string; response: Awaited<ReturnType<typeof call>> }> {
-  const sku = await givenProduct(ctx);
-  const location = await givenLocation(ctx);
-  const bk = await givenTransportUnitOn(ctx, location.locationId);
-  const response = await call(
-    ctx,
-    'post',
-    `/v1/transport-units/${bk}/load-units/1/packaging-units?loadUnitType=BOX`,
-  ).send([{ product: { sku }, quantity: pc(1), expiresAt }]);
-  return { sku, response };
-}
+const createWithExpiresAt = (expiresAt: string): ReturnType<typeof postUnitsOfNewProduct> =>
+  postUnitsOfNewProduct(ctx, [{ quantity: pc(1), expiresAt }]);
 
 describe('expiresAt by its length', () => {
   it('accepts the longest form, with nanoseconds and an offset with a colon', async () => {
