@@ -17,6 +17,7 @@ import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
+import { StreamedImports } from './http/streamed-imports.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
 import { addFeedRoutes } from './events/feed-routes.js';
@@ -28,6 +29,7 @@ import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
+import { addStockRoutes } from './stock/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
   addProductRoutes,
@@ -37,6 +39,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitRoutes,
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
+  addStockRoutes,
   addFeedRoutes,
 ];
 
@@ -101,6 +104,7 @@ export function createApp({
   readReplica?.registerMetrics(metrics.registry);
   const reads = readReplica ?? primaryReads(pool);
   const streams = new JsonArrayStreams(config.streams, metrics.registry);
+  const imports = new StreamedImports(config.bodies, config.http.requestTimeoutMs);
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
@@ -116,7 +120,7 @@ export function createApp({
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams });
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams, imports });
   addOperatorRoutes(
     app,
     routes,

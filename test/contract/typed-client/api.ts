@@ -101,7 +101,7 @@ export interface paths {
     put: operations['products-update'];
     /**
      * Create Products in bulk (all or nothing)
-     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), the first invalid line ends the request, and a 400 or 409 names at most the first 100.
+     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), the first invalid line ends the request, and a 400 or 409 names at most the first 100. An NDJSON import answers what it created, skipped and updated; onConflict says what becomes of a SKU stored already (D35). It ends when its client does, or its time: a stall of IMPORT_STALL_TIMEOUT_MS or a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more than 1000 blank lines in a row a 400.
      */
     post: operations['products-create'];
     delete?: never;
@@ -478,6 +478,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/stock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A Product's stock on hand, reserved and available; without sku every Product's, a page at a time
+     * @description With `sku`: `{sku, onHand, reserved, available, asOf}` in the Product's base unit, from one snapshot; `available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. `by` adds rows per place that add up to the totals; `at` answers onHand and reserved at a past instant. Without `sku`: every Product in SKU order, zeros included, `limit`/`after` pages with a `Link: rel="next"`.
+     */
+    get: operations['stock-find'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events': {
     parameters: {
       query?: never;
@@ -644,6 +664,8 @@ export interface components {
         'products-create': components['schemas']['Link'];
         'products-update': components['schemas']['Link'];
         'products-delete': components['schemas']['Link'];
+        'stock-findbysku': components['schemas']['Link'];
+        'stock-findall': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
     };
@@ -689,6 +711,12 @@ export interface components {
         'events-feed': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
+    };
+    ProductImportResult: {
+      created: number;
+      /** @description Stored already and left as they were (skip, or unchanged) */
+      skipped: number;
+      updated: number;
     };
     ProductCreate: {
       sku: string;
@@ -795,6 +823,7 @@ export interface components {
       _links: {
         self: components['schemas']['Link'];
         'packaging-units': components['schemas']['Link'];
+        stock: components['schemas']['Link'];
       };
     };
     /**
@@ -1437,6 +1466,67 @@ export interface components {
     AllocationRequest: {
       sku: string;
       qty: components['schemas']['PositiveQuantity'];
+    };
+    StockLevel: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** Format: date-time */
+      asOf: string;
+      rows?:
+        | {
+            locationGroupName: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[]
+        | {
+            locationId: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[];
+    };
+    ProductStock: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available: components['schemas']['QuantityValue'];
+    };
+    StockLevelResource: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** Format: date-time */
+      asOf: string;
+      rows?:
+        | {
+            locationGroupName: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[]
+        | {
+            locationId: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[];
+      _links: {
+        self: components['schemas']['Link'];
+        product: components['schemas']['Link'];
+      };
+    };
+    ProductStockResource: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available: components['schemas']['QuantityValue'];
+      _links: {
+        self: components['schemas']['Link'];
+      };
     };
     FeedPage: {
       events: components['schemas']['FeedEvent'][];
@@ -2171,7 +2261,10 @@ export interface operations {
   };
   'products-create': {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description application/x-ndjson only. fail: a stored SKU is a 409 and nothing is stored; skip: stored Products are left as they are; update: each stored Product is replaced by its line as PUT replaces it (D12), and only those that changed are updated (product.event.updated). A SKU sent twice is a 409 in every mode. */
+        onConflict?: 'fail' | 'skip' | 'update';
+      };
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
@@ -2186,10 +2279,23 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created; no body */
+      /** @description NDJSON: nothing created; what was skipped and updated */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description `true` on a repeated answer to an Idempotency-Key */
+          'Idempotent-Replayed'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProductImportResult'];
+        };
+      };
+      /** @description Created; no body, or for NDJSON what was created, skipped and updated */
       201: {
         headers: {
-          /** @description The new Product, only when exactly one was sent */
+          /** @description The new Product, only when exactly one was sent (and created) */
           Location?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2197,7 +2303,9 @@ export interface operations {
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ProductImportResult'];
+        };
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
@@ -2233,6 +2341,17 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description NDJSON: the client sent nothing for IMPORT_STALL_TIMEOUT_MS, or the body did not arrive within HTTP_REQUEST_TIMEOUT_MS; nothing is stored (Connection: close) */
+      408: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description A SKU exists already or is sent twice: owms.wms.inv.product.alreadyExists; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
@@ -6215,6 +6334,140 @@ export interface operations {
       };
       /** @description The Idempotency-Key was used for another request: owms.common.idempotency.keyReused */
       422: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'stock-find': {
+    parameters: {
+      query?: {
+        /** @description The Product; without it, every Product a page at a time */
+        sku?: string;
+        /** @description Only stock in these LocationGroups and their children, comma-separated or repeated (as allocation) */
+        sourceLocationGroupNames?: string | string[];
+        /** @description Adds `rows`: the figures per LocationGroup or per Location holding stock */
+        by?: 'locationGroup' | 'location';
+        /** @description onHand and reserved as they were at this past instant, from the ledger; available is left out */
+        at?: string;
+        /** @description Without sku: at most this many Products; a `Link: rel="next"` header leads to the rest */
+        limit?: number;
+        /** @description Without sku: where the page starts; take it from the previous page's next link */
+        after?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One Product's figures, or a page of every Product's */
+      200: {
+        headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StockLevel'] | components['schemas']['ProductStock'][];
+          'application/hal+json':
+            | components['schemas']['StockLevelResource']
+            | {
+                _embedded: {
+                  stock: components['schemas']['ProductStockResource'][];
+                };
+                _links: {
+                  self: {
+                    href: string;
+                  };
+                  next?: {
+                    href: string;
+                  };
+                };
+              };
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description Unknown SKU: not.found */
+      404: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The instant is older than the ledger kept: owms.wms.inv.stock.historyExpired */
+      410: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
