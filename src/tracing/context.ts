@@ -1,4 +1,4 @@
-import { isSpanContextValid, trace, type SpanContext } from '@opentelemetry/api';
+import { context, isSpanContextValid, ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -37,4 +37,9 @@ export function activeTraceFields(): TraceFields {
   const spanContext = activeSpanContext();
   if (!spanContext) return {};
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId, trace_flags: hex2(spanContext.traceFlags) };
+}
+
+/** Runs work that a request set off but that is done for no request (numbering events) outside its trace. */
+export function outsideAnyTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
 }

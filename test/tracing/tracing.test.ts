@@ -60,7 +60,7 @@ async function stopRun(run: Run | undefined): Promise<void> {
 }
 
 /** A request that continues the caller's trace: a product create with a W3C traceparent. */
-async function createProductInTrace(run: Run, traceId: string, callerSpanId: string): Promise<string> {
+async function createProductInTrace(run: Run, traceId: string, callerSpanId: string, flags = '01'): Promise<string> {
   const requestId = randomUUID();
   const response = await fetch(`${run.service.baseUrl}/v1/products`, {
     method: 'POST',
@@ -68,7 +68,7 @@ async function createProductInTrace(run: Run, traceId: string, callerSpanId: str
       Authorization: bearer(),
       'Content-Type': 'application/json',
       'X-Request-Id': requestId,
-      traceparent: `00-${traceId}-${callerSpanId}-01`,
+      traceparent: `00-${traceId}-${callerSpanId}-${flags}`,
     },
     body: JSON.stringify(aProduct()),
   });
@@ -100,8 +100,10 @@ describeWithBroker('tracing (D36)', () => {
     const traceId = hex(16);
     const callerSpanId = hex(8);
     const probeTraceId = hex(16);
+    const unsampledTraceId = hex(16);
     let requestId: string;
     let stored: { id: string; traceparent: string | null };
+    let unsampled: { id: string; traceparent: string | null };
 
     beforeAll(async () => {
       receiver = await startOtlpReceiver();
@@ -110,11 +112,13 @@ describeWithBroker('tracing (D36)', () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_BSP_SCHEDULE_DELAY: '100',
       });
-      // Before the traced request: its spans are exported after any this probe would have made.
+      // Before the traced request: its spans are exported after any that these would have made.
       const probe = await fetch(`${run.service.baseUrl}/actuator/health`, {
         headers: { traceparent: `00-${probeTraceId}-${hex(8)}-01` },
       });
       expect(probe.status).toBe(200);
+      unsampled = await storedEventOf(run, await createProductInTrace(run, unsampledTraceId, hex(8), '00'));
+      await run.consumer.waitForId(unsampled.id);
       requestId = await createProductInTrace(run, traceId, callerSpanId);
       stored = await storedEventOf(run, requestId);
       await run.consumer.waitForId(stored.id);
@@ -162,6 +166,11 @@ describeWithBroker('tracing (D36)', () => {
       );
     });
 
+    it('leaves the numbering of the request’s events, which runs for no request, out of its trace', () => {
+      const statements = inTrace().map((span) => String(span.attributes['db.query.text'] ?? ''));
+      expect(statements.filter((text) => text.includes('event_feed_state'))).toStrictEqual([]);
+    });
+
     it('stores the request’s traceparent with its event', () => {
       const spanIds = new Set(inTrace().map((span) => span.spanId));
       const [, storedTrace, storedSpan, flags] = stored.traceparent!.split('-');
@@ -199,6 +208,16 @@ describeWithBroker('tracing (D36)', () => {
         .filter((entry) => (entry.req as { id?: string } | undefined)?.id === requestId);
       expect(access).toHaveLength(1);
       expect(access[0]).toMatchObject({ trace_id: traceId, trace_flags: '01' });
+    });
+
+    it('keeps a caller’s decision not to sample: no span, the event and its message marked unsampled', () => {
+      const message = run!.consumer.received.find((received) => received.messageId === unsampled.id);
+      const unsampledTrace = new RegExp(`^00-${unsampledTraceId}-[0-9a-f]{16}-00$`);
+      expect({
+        spans: receiver.spans.filter((span) => span.traceId === unsampledTraceId),
+        stored: unsampledTrace.test(unsampled.traceparent ?? ''),
+        header: unsampledTrace.test(String(message?.traceparent)),
+      }).toStrictEqual({ spans: [], stored: true, header: true });
     });
 
     it('loads the OpenTelemetry SDK', async () => {
