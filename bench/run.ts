@@ -22,6 +22,7 @@ import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
 import { eventsBulk } from './scenario-9-events-bulk.js';
 import { productsBySkuOnWorkers } from './scenario-10-workers.js';
 import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
+import { tracingCost } from './scenario-12-tracing.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -124,6 +125,7 @@ async function main(): Promise<number> {
     [11, () => productsBySkuWithReplica(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
+    [12, () => tracingCost(ctx, allocationProducts, { reads: byId(1), allocations: byId(4) })],
     [6, () => mixedWorkload(ctx, unitKeys)],
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],
