@@ -68,7 +68,7 @@ export async function tracingCost(
   const traced = await startService({
     databaseUrl: bench.db.url,
     jwtSecret: JWT_SECRET,
-    cpuProfile: false,
+    cpuProfile: bench.config.cpuProfile,
     main: bench.config.serviceMain,
     env: { ...bench.config.serviceEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint },
     name: 'service-traced',

@@ -61,16 +61,15 @@ async function stopRun(run: Run | undefined): Promise<void> {
 
 /** A request that continues the caller's trace: a product create with a W3C traceparent. */
 async function createProductInTrace(run: Run, traceId: string, callerSpanId: string, flags = '01'): Promise<string> {
+  return postProducts(run, 'application/json', JSON.stringify(aProduct()), `00-${traceId}-${callerSpanId}-${flags}`);
+}
+
+async function postProducts(run: Run, contentType: string, body: string, traceparent: string): Promise<string> {
   const requestId = randomUUID();
   const response = await fetch(`${run.service.baseUrl}/v1/products`, {
     method: 'POST',
-    headers: {
-      Authorization: bearer(),
-      'Content-Type': 'application/json',
-      'X-Request-Id': requestId,
-      traceparent: `00-${traceId}-${callerSpanId}-${flags}`,
-    },
-    body: JSON.stringify(aProduct()),
+    headers: { Authorization: bearer(), 'Content-Type': contentType, 'X-Request-Id': requestId, traceparent },
+    body,
   });
   expect(response.status).toBe(201);
   return requestId;
@@ -218,6 +217,18 @@ describeWithBroker('tracing (D36)', () => {
         stored: unsampledTrace.test(unsampled.traceparent ?? ''),
         header: unsampledTrace.test(String(message?.traceparent)),
       }).toStrictEqual({ spans: [], stored: true, header: true });
+    });
+
+    it('stores the traceparent of a streamed import with each of its events', async () => {
+      const importTraceId = hex(16);
+      const body = [aProduct(), aProduct()].map((product) => JSON.stringify(product)).join('\n');
+      const importId = await postProducts(run!, 'application/x-ndjson', body, `00-${importTraceId}-${hex(8)}-01`);
+      const { rows } = await run!.database.pool.query<{ traceparent: string | null }>(
+        'SELECT traceparent FROM event_outbox WHERE request_id = $1',
+        [importId],
+      );
+      const traces = rows.map((row) => row.traceparent?.split('-')[1]);
+      expect(traces).toStrictEqual([importTraceId, importTraceId]);
     });
 
     it('loads the OpenTelemetry SDK', async () => {
