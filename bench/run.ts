@@ -35,7 +35,7 @@ const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) 
 /** Everything the selected scenarios need, set-based and outside any timed part. */
 async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   await seedMasterData(db.pool);
-  if (wants(config, 1, 2, 5, 6, 8)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 1, 2, 5, 6, 8, 12)) await seedProducts(db.pool, 'P', 1, config.products);
   if (wants(config, 2, 6, 8)) {
     await seedStock(db.pool, {
       productPrefix: 'P',
@@ -46,7 +46,7 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
       unitQuantity: 10,
     });
   }
-  if (wants(config, 4)) {
+  if (wants(config, 4, 12)) {
     const { products, shape } = allocationStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
@@ -97,7 +97,7 @@ async function main(): Promise<number> {
   const db = await openBenchDatabase(config.databaseUrl);
   step(`database ${db.name} on PostgreSQL ${db.serverVersion} (${db.kind})`);
   await seed(config, db);
-  const pgbench = wants(config, 4)
+  const pgbench = wants(config, 4, 12)
     ? await initPgbench(await db.createDatabase('pgbench'), config.pgbenchScale)
     : undefined;
 
@@ -125,7 +125,7 @@ async function main(): Promise<number> {
     [11, () => productsBySkuWithReplica(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
-    [12, () => tracingCost(ctx, allocationProducts, { reads: byId(1), allocations: byId(4) })],
+    [12, () => tracingCost(ctx, allocationProducts)],
     [6, () => mixedWorkload(ctx, unitKeys)],
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],

@@ -54,16 +54,11 @@ function comparison(what: string, off: Measurement, on: Measurement): string {
 }
 
 /**
- * Scenario 12 (issue 28): scenarios 1 and 4 once more, against a second instance with tracing on (every request
- * sampled, spans exported as OTLP/HTTP protobuf to a sink in this process), read against scenarios 1 and 4 of the
- * same run, whose instance has tracing off.
+ * Scenario 12 (issue 28): scenarios 1 and 4 against the run's instance, with tracing off, and against a second
+ * instance with tracing on (every request sampled, spans exported as OTLP/HTTP protobuf to a sink in this process).
+ * Measured off, on, on, off, so that a machine whose load drifts during the scenario weighs on both sides alike.
  */
-export async function tracingCost(
-  bench: BenchContext,
-  allocationProducts: number,
-  off: { reads: ScenarioResult | undefined; allocations: ScenarioResult | undefined },
-): Promise<ScenarioResult> {
-  if (!off.reads || !off.allocations) throw new Error('scenario 12 needs scenarios 1 and 4 of the same run');
+export async function tracingCost(bench: BenchContext, allocationProducts: number): Promise<ScenarioResult> {
   const sink = await startSpanSink();
   const traced = await startService({
     databaseUrl: bench.db.url,
@@ -75,27 +70,34 @@ export async function tracingCost(
   });
   try {
     const tracedBench = { ...bench, service: traced };
-    step('scenario 12: scenario 1 with tracing on');
-    const reads = await productsBySku(tracedBench);
-    step('scenario 12: scenario 4 with tracing on');
-    const allocations = await allocation(tracedBench, allocationProducts);
-    const readRatio = ratioOf(reads.service.throughput, off.reads.service.throughput) ?? 0;
+    step('scenario 12: scenario 1 with tracing off, then on');
+    const readsOff = await productsBySku(bench);
+    const readsOn = await productsBySku(tracedBench);
+    step('scenario 12: scenario 4 with tracing on, then off');
+    const allocationsOn = await allocation(tracedBench, allocationProducts);
+    const allocationsOff = await allocation(bench, allocationProducts);
     return {
       id: 12,
       title: 'Scenarios 1 and 4 with tracing on (OTLP/HTTP to a local sink) against off',
-      service: { ...reads.service, label: 'scenario 1, tracing on' },
-      ceiling: { ...off.reads.service, label: 'scenario 1, tracing off' },
-      ratio: readRatio,
+      service: { ...readsOn.service, label: 'scenario 1, tracing on' },
+      ceiling: { ...readsOff.service, label: 'scenario 1, tracing off' },
+      ratio: ratioOf(readsOn.service.throughput, readsOff.service.throughput),
       ratioBasis: 'req/s, tracing on ÷ off',
       targets: [],
       extra: [
-        { ...allocations.service, label: 'scenario 4, tracing on' },
-        { ...off.allocations.service, label: 'scenario 4, tracing off' },
+        { ...allocationsOn.service, label: 'scenario 4, tracing on' },
+        { ...allocationsOff.service, label: 'scenario 4, tracing off' },
       ],
-      details: { reads: reads.details, allocations: allocations.details, exported: sink.exports() },
+      details: {
+        readsOff: readsOff.details,
+        readsOn: readsOn.details,
+        allocationsOn: allocationsOn.details,
+        allocationsOff: allocationsOff.details,
+        exported: sink.exports(),
+      },
       notes: [
-        comparison('Scenario 1', off.reads.service, reads.service),
-        comparison('Scenario 4', off.allocations.service, allocations.service),
+        comparison('Scenario 1', readsOff.service, readsOn.service),
+        comparison('Scenario 4', allocationsOff.service, allocationsOn.service),
         `The sink received ${formatNumber(sink.exports().requests)} exports, ${formatNumber(sink.exports().bytes / 1024 ** 2, 1)} MB.`,
       ],
     };
