@@ -54,7 +54,7 @@ function comparison(what: string, off: Measurement, on: Measurement): string {
 }
 
 /**
- * Scenario 12 (issue 28): scenarios 1 and 4 against the run's instance, with tracing off, and against a second
+ * Scenario 13 (issue 28): scenarios 1 and 4 against the run's instance, with tracing off, and against a second
  * instance with tracing on (every request sampled, spans exported as OTLP/HTTP protobuf to a sink in this process).
  * Measured off, on, on, off, so that a machine whose load drifts during the scenario weighs on both sides alike.
  */
@@ -70,14 +70,14 @@ export async function tracingCost(bench: BenchContext, allocationProducts: numbe
   });
   try {
     const tracedBench = { ...bench, service: traced };
-    step('scenario 12: scenario 1 with tracing off, then on');
+    step('scenario 13: scenario 1 with tracing off, then on');
     const readsOff = await productsBySku(bench);
     const readsOn = await productsBySku(tracedBench);
-    step('scenario 12: scenario 4 with tracing on, then off');
+    step('scenario 13: scenario 4 with tracing on, then off');
     const allocationsOn = await allocation(tracedBench, allocationProducts);
     const allocationsOff = await allocation(bench, allocationProducts);
     return {
-      id: 12,
+      id: 13,
       title: 'Scenarios 1 and 4 with tracing on (OTLP/HTTP to a local sink) against off',
       service: { ...readsOn.service, label: 'scenario 1, tracing on' },
       ceiling: { ...readsOff.service, label: 'scenario 1, tracing off' },
