@@ -28,6 +28,7 @@ import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
+import { addReservationRoutes } from './reservations/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
   addProductRoutes,
@@ -37,6 +38,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitRoutes,
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
+  addReservationRoutes,
   addFeedRoutes,
 ];
 

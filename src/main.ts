@@ -12,6 +12,7 @@ import { openReadReplica } from './db/read-replica.js';
 import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { startEvents, type EventsRuntime } from './events/runtime.js';
+import { ReservationExpiry } from './reservations/expiry.js';
 import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
@@ -60,6 +61,7 @@ function installShutdown(
   server: Server,
   draining: Draining,
   events: EventsRuntime,
+  expiry: ReservationExpiry,
   database: Database,
   config: Config,
   logger: Logger,
@@ -89,10 +91,9 @@ function installShutdown(
     net.Server.prototype.close.call(server, () => {
       clearTimeout(idleGrace);
       clearTimeout(deadline);
-      // The relay finishes its batch and gives up its lease before the pool closes under it.
-      events
-        .stop()
-        .catch((error: unknown) => logger.warn({ err: error }, 'stopping the event relay failed'))
+      // The expiry worker and the relay finish their batch (the relay gives up its lease) before the pool closes.
+      Promise.all([expiry.stop(), events.stop()])
+        .catch((error: unknown) => logger.warn({ err: error }, 'stopping the expiry worker or the event relay failed'))
         .then(() => database.close())
         .then(() => {
           logger.info('stopped');
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
       };
     }
     const events = startEvents(database.pool, config, logger, database.sessionPool);
+    const expiry = new ReservationExpiry(database.pool, logger);
     const app = createApp({ config, pool: database.pool, logger, events, readReplica });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer(
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
     answerClientErrors(server, logger);
     const draining = drainOnShutdown(server);
     await listen(server, config);
-    installShutdown(server, draining, events, database, config, logger);
+    installShutdown(server, draining, events, expiry, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {
