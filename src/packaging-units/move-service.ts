@@ -187,6 +187,8 @@ async function moveUnits(
     const unreserved = Number(unit.reservedBase) === 0;
     if (remaining === undefined || (unreserved && remaining.compareTo(quantity) >= 0)) {
       wholeUnits.push(unit);
+      // Noted now, so the events keep the units' order (oldest first) among the splits'.
+      context.changes.unit('pu.event.moved', unit.id);
       if (remaining !== undefined) remaining = remaining.minus(quantity);
       continue;
     }
