@@ -27,7 +27,8 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
       const options = { groupNames: query.sourceLocationGroupNames, allowPartial: query.allowPartial !== 'false' };
       const results = await withTransaction(pool, (tx) => allocate(tx, request, options, actorOf(req)));
       // D32: the reservation is read, picked and issued at its own address.
-      if (results[0]) res.setHeader('Link', `<${href(req, reservationPath(results[0].reservationId))}>; rel="reservation"`);
+      if (results[0])
+        res.setHeader('Link', `<${href(req, reservationPath(results[0].reservationId))}>; rel="reservation"`);
       sendJson(res, 200, results.map(allocationView));
     },
     doc: {
@@ -39,9 +40,14 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
         '(the default) a shortfall allocates what there is, possibly nothing: an empty array.',
       request: { query: allocationQuerySchema, body: allocationRequestSchema },
       responses: {
-        200: body('Where the allocated quantity lies, one element per LoadUnit', z.array(allocationResultSchema), PLAIN_LIST, {
-          Link: { description: '`<…>; rel="reservation"`: the reservation made, when anything was allocated' },
-        }),
+        200: body(
+          'Where the allocated quantity lies, one element per LoadUnit',
+          z.array(allocationResultSchema),
+          PLAIN_LIST,
+          {
+            Link: { description: '`<…>; rel="reservation"`: the reservation made, when anything was allocated' },
+          },
+        ),
         404: apiError('Unknown SKU or LocationGroup', ['not.found', MasterDataKeys.locationGroupNotFoundByName]),
         409: apiError('Not enough stock and allowPartial=false', ['owms.wms.inv.alloc.insufficient']),
       },

@@ -11,12 +11,7 @@ import { Quantity } from '../units/quantity.js';
 import { reservationEvent } from './events.js';
 import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
-import {
-  addReservations,
-  lockNextCandidates,
-  type AllocatedProduct,
-  type CandidateUnit,
-} from './sql.js';
+import { addReservations, lockNextCandidates, type AllocatedProduct, type CandidateUnit } from './sql.js';
 
 export interface AllocationOptions {
   readonly groupNames: readonly string[] | undefined;

@@ -92,7 +92,12 @@ const ENDINGS = {
  * Ends an ACTIVE reservation that the caller has locked, without taking goods out: what it holds is unreserved
  * where it lies, picked goods included (D32). D27: the reservation's event, then one `pu.event.changed` per unit.
  */
-async function endHolding(tx: Tx, reservation: ReservationRow, state: keyof typeof ENDINGS, actor: Actor): Promise<void> {
+async function endHolding(
+  tx: Tx,
+  reservation: ReservationRow,
+  state: keyof typeof ENDINGS,
+  actor: Actor,
+): Promise<void> {
   const { kind, event } = ENDINGS[state];
   const parts = await selectParts(tx, [reservation.reservationId], true);
   const amounts = amountsByUnit(parts);

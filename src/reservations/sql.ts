@@ -66,7 +66,11 @@ export async function lockNextExpired(tx: Tx): Promise<ReservationRow | undefine
 }
 
 /** The parts a reservation holds now (ACTIVE) or held when it ended, by id; locked when `tx` asks for it. */
-export async function selectParts(db: Queryable, reservationIds: readonly string[], lock = false): Promise<ReservationPart[]> {
+export async function selectParts(
+  db: Queryable,
+  reservationIds: readonly string[],
+  lock = false,
+): Promise<ReservationPart[]> {
   const result = await db.query<ReservationPart>(
     `SELECT ${PART_COLUMNS} FROM reservation WHERE reservation_id = ANY($1::uuid[]) ORDER BY id${lock ? ' FOR UPDATE' : ''}`,
     [reservationIds],

@@ -100,7 +100,10 @@ describe('reservation expiry', () => {
     const given = await givenReservation(ctx, [100], 1);
     const ids = [given.reservationId];
     for (let i = 0; i < 19; i += 1) {
-      ids.push(((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!.reservationId);
+      ids.push(
+        ((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!
+          .reservationId,
+      );
     }
     await givenExpired(ids);
     const pool = instancePool();
@@ -130,7 +133,10 @@ describe('reservation expiry', () => {
     const given = await givenReservation(ctx, [100], 1);
     const ids = [given.reservationId];
     for (let i = 0; i < 11; i += 1) {
-      ids.push(((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!.reservationId);
+      ids.push(
+        ((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!
+          .reservationId,
+      );
     }
     const parts = await Promise.all(ids.map((id) => getReservation(ctx, id)));
     const target = { locationId: (await givenLocation(ctx.app)).locationId };
@@ -172,13 +178,16 @@ describe('reservation expiry', () => {
     }
     const instances = [0, 1, 2].map(() => new ReservationExpiry(instancePool(), logger));
     try {
-      await waitFor(async () => {
-        const { rows } = await ctx.db.pool.query(
-          "SELECT count(*)::int AS n FROM reservation_life WHERE reservation_id = ANY($1::uuid[]) AND state = 'EXPIRED'",
-          [ids],
-        );
-        return rows[0].n === ids.length;
-      }, (seconds + 15) * 1000);
+      await waitFor(
+        async () => {
+          const { rows } = await ctx.db.pool.query(
+            "SELECT count(*)::int AS n FROM reservation_life WHERE reservation_id = ANY($1::uuid[]) AND state = 'EXPIRED'",
+            [ids],
+          );
+          return rows[0].n === ids.length;
+        },
+        (seconds + 15) * 1000,
+      );
     } finally {
       await Promise.all(instances.map((instance) => instance.stop()));
     }

@@ -36,7 +36,10 @@ const reservationIndex = fc.nat({ max: 3 });
 const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('allocate' as const), qty: fc.integer({ min: 1, max: 8 }) }),
   fc.record({ kind: fc.constant('pick' as const), reservation: reservationIndex, qty: fc.integer({ min: 1, max: 5 }) }),
-  fc.record({ kind: fc.constantFrom('issue' as const, 'release' as const, 'expire' as const), reservation: reservationIndex }),
+  fc.record({
+    kind: fc.constantFrom('issue' as const, 'release' as const, 'expire' as const),
+    reservation: reservationIndex,
+  }),
 );
 
 interface Modelled {
@@ -117,7 +120,10 @@ describe('the life of reservations as a property', () => {
             }
           }
           const writes = await writesOf(requestId);
-          expect({ ledger: writes.ledger > 0, events: writes.events > 0 }).toEqual({ ledger: changed, events: changed });
+          expect({ ledger: writes.ledger > 0, events: writes.events > 0 }).toEqual({
+            ledger: changed,
+            events: changed,
+          });
           expect(await totalsOf(ctx.db.pool, sku)).toEqual(
             expect.objectContaining({ qty: String(onHand), reserved: String(reserved()) }),
           );

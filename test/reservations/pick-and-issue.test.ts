@@ -158,9 +158,17 @@ describe('picking a reservation', () => {
       404,
       'owms.wms.inv.loc.idNotExists',
     ]);
-    const inPlace = await pick(ctx, id, { pKey: whole, qty: pcOf(1), target: { transportUnitBK: given.bk, luPos: '1' } });
+    const inPlace = await pick(ctx, id, {
+      pKey: whole,
+      qty: pcOf(1),
+      target: { transportUnitBK: given.bk, luPos: '1' },
+    });
     expectValidationError(inPlace, [['target', 'is where the stock already is']]);
-    const noType = await pick(ctx, id, { pKey: whole, qty: pcOf(1), target: { transportUnitBK: unique('TU'), luPos: '1' } });
+    const noType = await pick(ctx, id, {
+      pKey: whole,
+      qty: pcOf(1),
+      target: { transportUnitBK: unique('TU'), luPos: '1' },
+    });
     expect([noType.status, (noType.body as { messageKey: string }).messageKey]).toEqual([
       400,
       'owms.wms.inv.pu.loadUnitTypeMissing',
@@ -278,7 +286,9 @@ describe('release after picks', () => {
     expect(response.status).toBe(204);
     expect(await storedUnit(ctx, picked.pKey)).toEqual(expect.objectContaining({ qty: '3', reserved: '0' }));
     expect(await storedUnit(ctx, given.units[0]!.pKey)).toEqual(expect.objectContaining({ qty: '7', reserved: '0' }));
-    expect((await ledgerOf(ctx, response)).map((row) => [row.pKey, row.kind, row.reservedBefore, row.reservedAfter])).toEqual([
+    expect(
+      (await ledgerOf(ctx, response)).map((row) => [row.pKey, row.kind, row.reservedBefore, row.reservedAfter]),
+    ).toEqual([
       [given.units[0]!.pKey, 'RELEASE', '1', '0'],
       [picked.pKey, 'RELEASE', '3', '0'],
     ]);

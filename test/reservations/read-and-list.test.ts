@@ -149,7 +149,9 @@ describe('the reservation list', () => {
     const first = await call(ctx.app, 'get', `/allocation/reservations?sku=${given.sku}&externalRef=A&limit=2`);
     expect((first.body as ReservationJson[]).map((r) => r.reservationId)).toEqual([ids[3], ids[2]]);
     const next = /^<(.+)>; rel="next"$/.exec(first.headers.link as string)![1]!;
-    expect(next).toMatch(new RegExp(`^http://${HOST}/allocation/reservations\\?sku=${given.sku}&externalRef=A&limit=2&after=\\d+$`));
+    expect(next).toMatch(
+      new RegExp(`^http://${HOST}/allocation/reservations\\?sku=${given.sku}&externalRef=A&limit=2&after=\\d+$`),
+    );
     const second = await call(ctx.app, 'get', next.replace(`http://${HOST}`, ''));
     expect((second.body as ReservationJson[]).map((r) => r.reservationId)).toEqual([ids[0]]);
     expect(second.headers.link).toBeUndefined();
