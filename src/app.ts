@@ -29,6 +29,7 @@ import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
 import { addReservationRoutes } from './reservations/routes.js';
+import { addStockRoutes } from './stock/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
   addProductRoutes,
@@ -39,6 +40,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
   addReservationRoutes,
+  addStockRoutes,
   addFeedRoutes,
 ];
 
