@@ -297,3 +297,35 @@ describe('release after picks', () => {
     expect(await allViolations(ctx.db.pool)).toEqual([]);
   });
 });
+
+describe('stock levels through a reservation’s life', () => {
+  interface Level {
+    onHand: unknown;
+    reserved: unknown;
+    available?: unknown;
+    asOf: string;
+  }
+  const levelOf = async (sku: string, at?: string): Promise<Level> => {
+    const response = await call(ctx.app, 'get', `/v1/stock?sku=${sku}${at ? `&at=${encodeURIComponent(at)}` : ''}`);
+    expect(response.status).toBe(200);
+    return response.body as Level;
+  };
+
+  it('count picked goods as reserved until issued, now and at past instants replayed from the ledger', async () => {
+    const given = await givenReservation(ctx, [10], 4);
+    const target = { locationId: (await givenLocation(ctx.app)).locationId };
+    const beforePick = await levelOf(given.sku);
+    expect((await pick(ctx, given.reservationId, { pKey: given.units[0]!.pKey, qty: pcOf(3), target })).status).toBe(
+      201,
+    );
+    const picked = await levelOf(given.sku);
+    expect(await issue(ctx, given.reservationId).then((r) => r.status)).toBe(204);
+    const issued = await levelOf(given.sku);
+
+    expect([beforePick.onHand, beforePick.reserved, beforePick.available]).toEqual([pcOf(10), pcOf(4), pcOf(6)]);
+    expect([picked.onHand, picked.reserved, picked.available]).toEqual([pcOf(10), pcOf(4), pcOf(6)]);
+    expect([issued.onHand, issued.reserved, issued.available]).toEqual([pcOf(6), pcOf(0), pcOf(6)]);
+    const atPick = await levelOf(given.sku, picked.asOf);
+    expect([atPick.onHand, atPick.reserved]).toEqual([pcOf(10), pcOf(4)]);
+  });
+});
