@@ -7,7 +7,7 @@ import { expireNext } from '../../src/reservations/service.js';
 import { useTestApp } from '../support/app.js';
 import { allocate, call, givenLocation, toleratePoolTeardown } from '../support/stock-api.js';
 import { allViolations, totalsOf } from '../support/stock-invariants.js';
-import { getReservation, givenReservation, pcOf, pick } from './reservation-api.js';
+import { getReservation, givenReservation, pcOf, pick, type GivenReservation } from './reservation-api.js';
 
 /** D32: a reservation past its expiry ends within 10 s, by exactly one instance, after a restart too. */
 const ctx = useTestApp();
@@ -55,6 +55,17 @@ async function eventCounts(reservationIds: readonly string[]): Promise<Map<strin
   return byKey;
 }
 
+/** `count` reservations of 1 PC each of one Product with 100 PC in one unit, all due to expire when arranged so. */
+async function givenReservationsOfOnePiece(count: number): Promise<{ given: GivenReservation; ids: string[] }> {
+  const given = await givenReservation(ctx, [100], 1);
+  const ids = [given.reservationId];
+  while (ids.length < count) {
+    const response = await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) });
+    ids.push((response.body as { reservationId: string }[])[0]!.reservationId);
+  }
+  return { given, ids };
+}
+
 describe('reservation expiry', () => {
   it('ends a reservation within 10 s of its expiry: EXPIRED, stock available again, one expired event', async () => {
     const expiresAt = new Date(Date.now() + 2000).toISOString();
@@ -97,14 +108,7 @@ describe('reservation expiry', () => {
   });
 
   it('lets exactly one of an expiry and a release end each reservation', async () => {
-    const given = await givenReservation(ctx, [100], 1);
-    const ids = [given.reservationId];
-    for (let i = 0; i < 19; i += 1) {
-      ids.push(
-        ((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!
-          .reservationId,
-      );
-    }
+    const { given, ids } = await givenReservationsOfOnePiece(20);
     await givenExpired(ids);
     const pool = instancePool();
 
@@ -130,14 +134,7 @@ describe('reservation expiry', () => {
   });
 
   it('lets a pick either happen before the expiry or be refused after it, never after, stock conserved', async () => {
-    const given = await givenReservation(ctx, [100], 1);
-    const ids = [given.reservationId];
-    for (let i = 0; i < 11; i += 1) {
-      ids.push(
-        ((await allocate(ctx.app, { sku: given.sku, qty: pcOf(1) })).body as { reservationId: string }[])[0]!
-          .reservationId,
-      );
-    }
+    const { given, ids } = await givenReservationsOfOnePiece(12);
     const parts = await Promise.all(ids.map((id) => getReservation(ctx, id)));
     const target = { locationId: (await givenLocation(ctx.app)).locationId };
     await givenExpired(ids);
