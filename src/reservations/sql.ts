@@ -65,7 +65,7 @@ export async function lockNextExpired(tx: Tx): Promise<ReservationRow | undefine
   return result.rows[0];
 }
 
-/** The parts a reservation holds now (ACTIVE) or held when it ended, by id; locked when `tx` asks for it. */
+/** The parts the reservations hold now (ACTIVE) or held when they ended, by id; FOR UPDATE when `lock` is set. */
 export async function selectParts(
   db: Queryable,
   reservationIds: readonly string[],

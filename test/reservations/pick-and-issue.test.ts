@@ -254,6 +254,18 @@ describe('goods issue', () => {
     });
   });
 
+  it('answers a retried issue with the same Idempotency-Key from the first answer', async () => {
+    const given = await givenReservation(ctx, [8], 3);
+    const key = unique('issue');
+
+    const first = await issue(ctx, given.reservationId).set('Idempotency-Key', key);
+    const retry = await issue(ctx, given.reservationId).set('Idempotency-Key', key);
+
+    expect([first.status, retry.status]).toEqual([204, 204]);
+    expect([first.headers['idempotent-replayed'], retry.headers['idempotent-replayed']]).toEqual([undefined, 'true']);
+    expect(await storedUnit(ctx, given.units[0]!.pKey)).toEqual(expect.objectContaining({ qty: '5', reserved: '0' }));
+  });
+
   it('answers 409 notActive for a released reservation and 404 for an unknown one', async () => {
     const given = await givenReservation(ctx, [3], 3);
     expect((await call(ctx.app, 'delete', `/allocation/reservations/${given.reservationId}`)).status).toBe(204);
