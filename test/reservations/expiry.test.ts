@@ -68,8 +68,14 @@ async function givenReservationsOfOnePiece(count: number): Promise<{ given: Give
 
 describe('reservation expiry', () => {
   it('ends a reservation within 10 s of its expiry: EXPIRED, stock available again, one expired event', async () => {
-    const expiresAt = new Date(Date.now() + 2000).toISOString();
-    const given = await givenReservation(ctx, [6], 4, { expiresAt });
+    const given = await givenReservation(ctx, [6], 4, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    // Brought forward once arranged: arranging takes seconds on a busy machine.
+    const { rows: due } = await ctx.db.pool.query<{ expiresAt: Date }>(
+      `UPDATE reservation_life SET expires_at = now() + interval '2 seconds' WHERE reservation_id = $1
+       RETURNING expires_at AS "expiresAt"`,
+      [given.reservationId],
+    );
+    const expiresAt = due[0]!.expiresAt.toISOString();
     const expiry = new ReservationExpiry(instancePool(), logger);
     try {
       await waitFor(async () => (await getReservation(ctx, given.reservationId)).state === 'EXPIRED', 12_000);
@@ -166,13 +172,18 @@ describe('reservation expiry', () => {
   it('has three instances expire reservations falling due every half second, each exactly once', async () => {
     const seconds = 20;
     const given = await givenReservation(ctx, [1000], 1, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
-    const start = Date.now() + 4000;
+    const expiresAt = new Date(Date.now() + 120_000).toISOString();
     const ids: string[] = [];
     for (let i = 0; i < seconds * 2; i += 1) {
-      const expiresAt = new Date(start + i * 500).toISOString();
       const response = await allocate(ctx.app, { sku: given.sku, qty: pcOf(1), expiresAt });
       ids.push((response.body as { reservationId: string }[])[0]!.reservationId);
     }
+    // One falling due every half second from 2 s on, set once all are arranged (which takes seconds when busy).
+    await ctx.db.pool.query(
+      `UPDATE reservation_life r SET expires_at = now() + interval '2 seconds' + (v.n - 1) * interval '500 milliseconds'
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS v(id, n) WHERE r.reservation_id = v.id`,
+      [ids],
+    );
     const instances = [0, 1, 2].map(() => new ReservationExpiry(instancePool(), logger));
     try {
       await waitFor(
