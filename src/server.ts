@@ -13,6 +13,7 @@ import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { startEvents, type EventsRuntime } from './events/runtime.js';
 import { HistoryRetention } from './history/retention.js';
+import { ReservationExpiry } from './reservations/expiry.js';
 import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
@@ -65,6 +66,7 @@ function installShutdown(
   draining: Draining,
   events: EventsRuntime,
   history: HistoryRetention,
+  expiry: ReservationExpiry,
   database: Database,
   config: Config,
   logger: Logger,
@@ -90,8 +92,9 @@ function installShutdown(
     net.Server.prototype.close.call(server, () => {
       clearTimeout(idleGrace);
       clearTimeout(deadline);
-      // The relay finishes its batch and gives up its lease before the pool closes under it.
-      Promise.all([events.stop(), history.stop()])
+      // The expiry worker and the relay finish their batch (the relay gives up its lease), and the history its
+      // run, before the pool closes under them.
+      Promise.all([expiry.stop(), events.stop(), history.stop()])
         .catch((error: unknown) => logger.warn({ err: error }, 'stopping the background work failed'))
         .then(() => database.close())
         // The spans of the last requests are still buffered (D36).
@@ -184,6 +187,7 @@ async function main(): Promise<void> {
     // The ledger's part of this month must exist before the first stock change.
     await history.run();
     const events = startEvents(database.pool, config, logger, database.sessionPool);
+    const expiry = new ReservationExpiry(database.pool, logger);
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer({
       headersTimeout: config.http.headersTimeoutMs,
@@ -204,7 +208,7 @@ async function main(): Promise<void> {
     });
     server.on('request', app);
     await listen(server, config);
-    installShutdown(server, draining, events, history, database, config, logger);
+    installShutdown(server, draining, events, history, expiry, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {

@@ -15,7 +15,10 @@ export type EventType =
   | 'pu.event.changed'
   | 'pu.event.deleted'
   | 'allocation.event.reserved'
-  | 'allocation.event.released';
+  | 'allocation.event.released'
+  | 'allocation.event.expired'
+  | 'allocation.event.picked'
+  | 'allocation.event.issued';
 
 /** One changed resource, rendered as `GET` renders it in plain JSON (D27). */
 export interface NewEvent {

@@ -68,11 +68,18 @@ export async function dropLedgerPart(tx: Tx, part: LedgerPart): Promise<void> {
   await tx.query('UPDATE ledger_horizon SET kept_since = GREATEST(kept_since, $1)', [part.to]);
 }
 
-/** Deletes up to `limit` reservations that ended before `endedBefore`; answers how many. */
+/**
+ * Deletes up to `limit` reservations that ended (released, expired or issued, D32) before `endedBefore`, with their
+ * parts, in one statement; answers how many.
+ */
 export async function deleteEndedReservations(db: Queryable, endedBefore: Date, limit: number): Promise<number> {
   const result = await db.query(
-    `DELETE FROM reservation
-      WHERE id = ANY (ARRAY(SELECT id FROM reservation WHERE released_at < $1 LIMIT $2))`,
+    `WITH ended AS (
+       SELECT reservation_id FROM reservation_life WHERE state <> 'ACTIVE' AND ended_at < $1 LIMIT $2
+     ), parts AS (
+       DELETE FROM reservation WHERE reservation_id IN (SELECT reservation_id FROM ended)
+     )
+     DELETE FROM reservation_life WHERE reservation_id IN (SELECT reservation_id FROM ended)`,
     [endedBefore, limit],
   );
   return result.rowCount ?? 0;

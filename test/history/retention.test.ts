@@ -177,7 +177,10 @@ describe('ended reservations (D34)', () => {
   async function endedDaysAgo(reservationId: string, days: number): Promise<void> {
     expect((await release(ctx.app, reservationId)).status).toBe(204);
     await ctx.db.pool.query(
-      `UPDATE reservation SET released_at = now() - $2 * interval '1 day' WHERE reservation_id = $1`,
+      `WITH parts AS (
+         UPDATE reservation SET released_at = now() - $2 * interval '1 day' WHERE reservation_id = $1
+       )
+       UPDATE reservation_life SET ended_at = now() - $2 * interval '1 day' WHERE reservation_id = $1`,
       [reservationId, days],
     );
   }
