@@ -49,6 +49,16 @@ function isPublicBaseUrl(value: string): boolean {
   }
 }
 
+/** An origin as a browser sends it: scheme, host and port only (no path, query, credentials or wildcard). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 function isAmqpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -120,6 +130,19 @@ const environmentSchema = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
     STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
     STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
+    EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
+    CORS_ALLOWED_ORIGINS: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const origins = (value ?? '').split(/[\s,]+/).filter(Boolean);
+        for (const origin of origins) {
+          if (!isOrigin(origin)) {
+            ctx.addIssue({ code: 'custom', message: `'${origin}' is no origin (scheme://host[:port], nothing more)` });
+          }
+        }
+        return origins.map((origin) => origin.toLowerCase());
+      }),
     AMQP_URL: z
       .string()
       .refine(isAmqpUrl, { message: 'must be an amqp:// or amqps:// URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
@@ -310,6 +333,10 @@ export interface Config {
     readonly maxConcurrent: number;
     readonly stallTimeoutMs: number;
   };
+  /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once; one more is a 503. */
+  readonly eventStreamsMax: number;
+  /** D33: the origins whose browser pages may call the API (empty: no CORS headers at all). */
+  readonly corsAllowedOrigins: readonly string[];
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
   /** D28, D29: publishing to RabbitMQ (only with a URL) and how long the feed keeps events. */
@@ -390,6 +417,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       maxConcurrent: env.STREAM_MAX_CONCURRENT,
       stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
+    eventStreamsMax: env.EVENT_STREAMS_MAX,
+    corsAllowedOrigins: Object.freeze(env.CORS_ALLOWED_ORIGINS),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
     events: Object.freeze({
       amqpUrl: env.AMQP_URL,
