@@ -12,6 +12,8 @@ import { addIndexRoutes } from './http/index-routes.js';
 import { createMetrics } from './http/metrics.js';
 import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
 import { checkHost } from './http/host.js';
+import { compress } from './http/compress.js';
+import { cors } from './http/cors.js';
 import { PUBLIC_BASE_URL } from './http/links.js';
 import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
@@ -93,7 +95,9 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+  app.use(cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)));
   app.use(checkHost(config.allowedHosts));
+  app.use(compress());
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);

@@ -32,7 +32,10 @@ export function cors(origins: readonly string[], allowedMethods: (path: string) 
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
       const methods = allowedMethods(req.path);
       if (methods.length === 0) return next();
-      res.setHeader('Access-Control-Allow-Methods', (methods.includes('GET') ? [...methods, 'HEAD'] : methods).join(', '));
+      res.setHeader(
+        'Access-Control-Allow-Methods',
+        (methods.includes('GET') ? [...methods, 'HEAD'] : methods).join(', '),
+      );
       res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
       res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
       res.status(204).end();

@@ -11,7 +11,8 @@ import { BodyBudget, declaredLength, readText } from './body.js';
 import { isXmlType, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
-import { apiError, mergeResponses, serverError, type ResponseDoc } from '../openapi/responses.js';
+import { apiError, mergeResponses, noBody, serverError, type ResponseDoc } from '../openapi/responses.js';
+import { PRECONDITION_FAILED } from './validators.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `ndjson` is a streamed body: left unread for the handler, which reads it line by line (see readLines). */
@@ -63,6 +64,11 @@ export interface OperationDoc {
     readonly lines?: ZodType;
   };
   readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /**
+   * D33's validators: a `read` of one resource answers an ETag and 304 to If-None-Match; a `write` of one checks
+   * If-Match (412) and answers the new ETag.
+   */
+  readonly validators?: 'read' | 'write';
 }
 
 const CONSUMED_TYPES: Record<BodyKind, readonly string[]> = {
@@ -192,6 +198,44 @@ const REQUEST_ID_HEADER = {
   },
 } as const;
 
+/** Headers any answer may carry: CORS for a listed Origin, compression (D33). */
+const GENERAL_HEADERS = {
+  'Access-Control-Allow-Origin': {
+    description: "The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33)",
+    schema: { type: 'string' },
+  },
+  'Access-Control-Expose-Headers': {
+    description: 'The headers a page of a listed Origin may read (D33)',
+    schema: { type: 'string' },
+  },
+  Vary: { description: 'Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding', schema: { type: 'string' } },
+  'Content-Encoding': {
+    description: 'gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33)',
+    schema: { type: 'string' },
+  },
+} as const;
+
+const ETAG_HEADER = {
+  ETag: {
+    description: 'Strong entity tag of this representation; it changes with the resource and differs per media type',
+    schema: { type: 'string' },
+  },
+} as const;
+
+const conditionalHeaders = {
+  read: z.object({
+    'If-None-Match': z
+      .string()
+      .optional()
+      .openapi({ description: 'An ETag read before: 304 without a body while the resource is unchanged' }),
+  }),
+  write: z.object({
+    'If-Match': z.string().optional().openapi({
+      description: 'The ETag the change is based on (any of its media types), or *: 412 when the resource changed',
+    }),
+  }),
+} as const;
+
 const idempotencyHeaders = z.object({
   'Idempotency-Key': z
     .string()
@@ -245,6 +289,10 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
     );
     add(422, apiError('The Idempotency-Key was used for another request', ['owms.common.idempotency.keyReused']));
   }
+  if (doc.validators === 'read') add(304, noBody('Unchanged since the ETag in If-None-Match; no body', ETAG_HEADER));
+  if (doc.validators === 'write') {
+    add(412, apiError('The resource changed since the ETag in If-Match was read', [PRECONDITION_FAILED]));
+  }
   add(
     503,
     serverError(
@@ -270,6 +318,11 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     responses[Number(status)] = declared ? mergeResponses(declared, response) : response;
   }
   const replayed = { 'Idempotent-Replayed': { description: '`true` on a repeated answer to an Idempotency-Key' } };
+  const tagged = doc.validators ? ETAG_HEADER : {};
+  const requestHeaders = [
+    ...(idempotent ? [idempotencyHeaders] : []),
+    ...(doc.validators ? [conditionalHeaders[doc.validators]] : []),
+  ];
   const bodies = (definition.consumes ?? []).flatMap((kind) => {
     const schema = kind === 'ndjson' ? doc.request?.lines : doc.request?.body;
     return schema ? [[CONSUMED_TYPES[kind][0]!, { schema }] as const] : [];
@@ -285,13 +338,20 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     request: {
       ...(doc.request?.params && { params: doc.request.params }),
       ...(doc.request?.query && { query: doc.request.query }),
-      ...(idempotent && { headers: idempotencyHeaders }),
+      ...(requestHeaders.length > 0 && {
+        headers: z.object(Object.assign({}, ...requestHeaders.map((headers) => headers.shape))),
+      }),
       ...(bodies.length > 0 && { body: { required: true, content: Object.fromEntries(bodies) } }),
     },
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, response]) => {
         const success = Number(status) < 300;
-        const full = withHeaders(response, { ...REQUEST_ID_HEADER, ...(success && idempotent ? replayed : {}) });
+        const full = withHeaders(response, {
+          ...REQUEST_ID_HEADER,
+          ...GENERAL_HEADERS,
+          ...(success && idempotent ? replayed : {}),
+          ...(success ? tagged : {}),
+        });
         return [
           status,
           {

@@ -29,6 +29,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
     },
     doc: {
       operationId: 'packaging-units-findbypkey',
+      validators: 'read',
       tags,
       summary: 'One PackagingUnit',
       request: { params: packagingUnitKeySchema },

@@ -94,7 +94,7 @@ export interface paths {
     };
     /**
      * All Products (streamed), or one by SKU, or one by SKU and unit of measure
-     * @description The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer is always a plain application/json array of Products; with sku it is the Product resource in the negotiated media type.
+     * @description The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer is a plain application/json array of Products: all of them streamed, or with limit (and after) one page with a Link to the next, as HAL with _embedded.products and _links.next when application/hal+json is named (D33). With sku it is the Product resource in the negotiated media type.
      */
     get: operations['products-findall'];
     /** Replace a Product (identified by pKey); optimistic locking with ol */
@@ -1491,6 +1491,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1506,6 +1514,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1517,6 +1533,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1530,6 +1554,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1552,6 +1584,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1567,6 +1607,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1580,6 +1628,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1591,6 +1647,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1602,6 +1666,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1615,6 +1687,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1637,6 +1717,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1652,6 +1740,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1665,6 +1761,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1676,6 +1780,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1687,6 +1799,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1700,6 +1820,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1722,6 +1850,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1737,6 +1873,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1750,6 +1894,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1761,6 +1913,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1772,6 +1932,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1785,6 +1953,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1807,6 +1983,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1822,6 +2006,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1835,6 +2027,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1846,6 +2046,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1857,6 +2065,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1870,6 +2086,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1885,8 +2109,15 @@ export interface operations {
         sku?: string;
         /** @description With sku: the Product only if it has this unit of measure: a code (PC) or an amount and code (12 PC) (D11) */
         uom?: string;
+        /** @description Without sku: a page of at most this many Products instead of the whole stream (D33) */
+        limit?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
       };
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1895,20 +2126,73 @@ export interface operations {
       /** @description All Products (without sku), or the Product with this SKU (and unit of measure) */
       200: {
         headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
-          'application/hal+json': components['schemas']['ProductResource'];
+          'application/hal+json':
+            | components['schemas']['ProductResource']
+            | {
+                _embedded: {
+                  products: components['schemas']['ProductResource'][];
+                };
+                _links: {
+                  self: {
+                    href: string;
+                  };
+                  next?: {
+                    href: string;
+                  };
+                };
+              };
           'application/json': components['schemas']['Product'][] | components['schemas']['ProductResource'];
         };
+      };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1923,6 +2207,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1934,6 +2226,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1945,6 +2245,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1956,6 +2264,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1969,6 +2285,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1983,6 +2307,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        'If-Match'?: string;
       };
       path?: never;
       cookie?: never;
@@ -1998,8 +2324,18 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2012,6 +2348,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2026,6 +2370,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2037,6 +2389,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2048,6 +2408,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2059,6 +2427,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2070,6 +2446,33 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2081,6 +2484,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2092,6 +2503,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2103,6 +2522,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2116,6 +2543,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2148,6 +2583,14 @@ export interface operations {
           Location?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2159,6 +2602,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2173,6 +2624,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2184,6 +2643,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2195,6 +2662,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2206,6 +2681,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2217,6 +2700,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2228,6 +2719,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2241,6 +2740,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2252,7 +2759,10 @@ export interface operations {
   'products-findbyspkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -2265,6 +2775,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2272,11 +2792,38 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2291,6 +2838,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2302,6 +2857,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2313,6 +2876,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2324,6 +2895,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2337,6 +2916,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2364,6 +2951,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2375,6 +2970,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2389,6 +2992,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2400,6 +3011,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2411,6 +3030,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2422,6 +3049,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2433,6 +3068,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2446,6 +3089,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2471,6 +3122,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2483,6 +3142,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2497,6 +3164,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2508,6 +3183,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2519,6 +3202,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2530,6 +3221,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2543,6 +3242,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2572,6 +3279,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2583,6 +3298,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2597,6 +3320,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2608,6 +3339,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2619,6 +3358,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2630,6 +3377,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2641,6 +3396,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2652,6 +3415,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2663,6 +3434,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2676,6 +3455,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2703,6 +3490,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2715,6 +3510,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2729,6 +3532,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2740,6 +3551,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2751,6 +3570,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2762,6 +3589,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2775,6 +3610,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2804,6 +3647,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2815,6 +3666,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2829,6 +3688,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2840,6 +3707,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2851,6 +3726,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2862,6 +3745,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2873,6 +3764,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2884,6 +3783,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2895,6 +3802,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2908,6 +3823,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2933,6 +3856,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2945,6 +3876,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2959,6 +3898,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2970,6 +3917,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2981,6 +3936,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2992,6 +3955,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3005,6 +3976,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3036,6 +4015,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3047,6 +4034,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3061,6 +4056,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3072,6 +4075,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3083,6 +4094,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3094,6 +4113,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3105,6 +4132,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3116,6 +4151,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3127,6 +4170,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3140,6 +4191,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3170,6 +4229,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3181,6 +4248,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3195,6 +4270,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3206,6 +4289,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3217,6 +4308,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3228,6 +4327,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3239,6 +4346,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3252,6 +4367,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3282,6 +4405,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3293,6 +4424,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3307,6 +4446,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3318,6 +4465,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3329,6 +4484,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3340,6 +4503,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3351,6 +4522,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3362,6 +4541,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3375,6 +4562,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3386,7 +4581,10 @@ export interface operations {
   'lu-findbypkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -3399,6 +4597,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3406,11 +4614,38 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3425,6 +4660,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3436,6 +4679,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3447,6 +4698,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3458,6 +4717,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3471,6 +4738,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3502,6 +4777,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3513,6 +4796,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3527,6 +4818,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3538,6 +4837,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3549,6 +4856,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3560,6 +4875,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3571,6 +4894,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3582,6 +4913,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3593,6 +4932,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3606,6 +4953,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3637,6 +4992,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3651,6 +5014,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3665,6 +5036,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3676,6 +5055,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3687,6 +5074,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3698,6 +5093,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3709,6 +5112,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3720,6 +5131,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3731,6 +5150,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3742,6 +5169,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3755,6 +5190,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3786,6 +5229,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3810,6 +5261,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3824,6 +5283,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3835,6 +5302,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3846,6 +5321,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3857,6 +5340,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3870,6 +5361,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3899,6 +5398,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3910,6 +5417,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3924,6 +5439,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3935,6 +5458,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3946,6 +5477,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3957,6 +5496,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3968,6 +5515,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3979,6 +5534,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3990,6 +5553,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4003,6 +5574,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4032,6 +5611,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4043,6 +5630,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4057,6 +5652,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4068,6 +5671,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4079,6 +5690,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4090,6 +5709,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4101,6 +5728,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4112,6 +5747,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4123,6 +5766,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4136,6 +5787,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4147,7 +5806,10 @@ export interface operations {
   'packaging-units-findbypkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -4160,6 +5822,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4167,11 +5839,38 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4186,6 +5885,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4197,6 +5904,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4208,6 +5923,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4219,6 +5942,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4232,6 +5963,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4246,6 +5985,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -4263,8 +6004,18 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4277,6 +6028,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4291,6 +6050,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4302,6 +6069,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4313,6 +6088,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4324,6 +6107,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4335,6 +6126,33 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4346,6 +6164,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4357,6 +6183,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4368,6 +6202,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4381,6 +6223,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4408,6 +6258,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4419,6 +6277,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4433,6 +6299,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4444,6 +6318,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4455,6 +6337,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4466,6 +6356,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4477,6 +6375,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4490,6 +6396,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4517,6 +6431,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4531,6 +6453,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4545,6 +6475,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4556,6 +6494,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4567,6 +6513,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4580,6 +6534,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4614,6 +6576,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4625,6 +6595,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4639,6 +6617,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4650,6 +6636,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4661,6 +6655,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4672,6 +6674,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4683,6 +6693,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4694,6 +6712,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4705,6 +6731,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4718,6 +6752,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4761,6 +6803,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4776,6 +6826,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4790,6 +6848,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4801,6 +6867,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4812,6 +6886,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4823,6 +6905,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4834,6 +6924,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4845,6 +6943,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4856,6 +6962,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4867,6 +6981,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4880,6 +7002,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4919,6 +7049,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4930,6 +7068,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4944,6 +7090,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4955,6 +7109,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4966,6 +7128,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4977,6 +7147,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4988,6 +7166,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4999,6 +7185,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5010,6 +7204,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5023,6 +7225,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5047,6 +7257,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5061,6 +7279,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5075,6 +7301,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5086,6 +7320,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5097,6 +7339,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5110,6 +7360,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5134,6 +7392,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5148,6 +7414,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5162,6 +7436,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5173,6 +7455,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5184,6 +7474,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5197,6 +7495,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5221,6 +7527,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5235,6 +7549,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5249,6 +7571,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5260,6 +7590,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5271,6 +7609,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5282,6 +7628,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5295,6 +7649,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5325,6 +7687,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5339,6 +7709,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5353,6 +7731,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5364,6 +7750,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5375,6 +7769,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5386,6 +7788,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5399,6 +7809,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5431,6 +7849,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5446,6 +7872,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5460,6 +7894,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5471,6 +7913,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5482,6 +7932,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5493,6 +7951,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5504,6 +7970,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5515,6 +7989,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5526,6 +8008,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5537,6 +8027,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5550,6 +8048,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5597,6 +8103,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5608,6 +8122,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5622,6 +8144,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5633,6 +8163,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5644,6 +8182,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5655,6 +8201,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5666,6 +8220,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5677,6 +8239,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5688,6 +8258,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5701,6 +8279,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5728,6 +8314,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5742,6 +8336,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5756,6 +8358,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5767,6 +8377,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5778,6 +8396,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5789,6 +8415,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5800,6 +8434,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5811,6 +8453,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5824,6 +8474,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5855,6 +8513,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5866,6 +8532,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5880,6 +8554,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5891,6 +8573,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5902,6 +8592,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5913,6 +8611,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5926,6 +8632,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5960,6 +8674,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5973,6 +8695,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5987,6 +8717,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5998,6 +8736,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6009,6 +8755,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6020,6 +8774,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6031,6 +8793,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6042,6 +8812,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6053,6 +8831,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6064,6 +8850,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6077,6 +8871,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6104,6 +8906,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -6115,6 +8925,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6129,6 +8947,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6140,6 +8966,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6151,6 +8985,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6162,6 +9004,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6173,6 +9023,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6186,6 +9044,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6214,6 +9080,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6225,6 +9099,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6239,6 +9121,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6250,6 +9140,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6261,6 +9159,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6272,6 +9178,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6285,6 +9199,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6307,6 +9229,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6318,6 +9248,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6329,6 +9267,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6342,6 +9288,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6364,6 +9318,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6375,6 +9337,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6388,6 +9358,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6399,6 +9377,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6410,6 +9396,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6423,6 +9417,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6445,6 +9447,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6458,6 +9468,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6469,6 +9487,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6482,6 +9508,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6504,6 +9538,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6515,6 +9557,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6526,6 +9576,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6539,6 +9597,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
