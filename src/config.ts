@@ -131,6 +131,7 @@ const environmentSchema = z
     STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
     STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
     EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
+    EVENT_STREAMS_HEARTBEAT_MS: positiveMillis.default(15_000),
     CORS_ALLOWED_ORIGINS: z
       .string()
       .optional()
@@ -333,8 +334,9 @@ export interface Config {
     readonly maxConcurrent: number;
     readonly stallTimeoutMs: number;
   };
-  /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once; one more is a 503. */
-  readonly eventStreamsMax: number;
+  /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once (one more is a 503), and how
+   * long a quiet stream goes before a comment keeps it alive. */
+  readonly eventStreams: { readonly maxConcurrent: number; readonly heartbeatMs: number };
   /** D33: the origins whose browser pages may call the API (empty: no CORS headers at all). */
   readonly corsAllowedOrigins: readonly string[];
   /** How long a stored idempotent response is replayed. */
@@ -417,7 +419,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       maxConcurrent: env.STREAM_MAX_CONCURRENT,
       stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
-    eventStreamsMax: env.EVENT_STREAMS_MAX,
+    eventStreams: Object.freeze({
+      maxConcurrent: env.EVENT_STREAMS_MAX,
+      heartbeatMs: env.EVENT_STREAMS_HEARTBEAT_MS,
+    }),
     corsAllowedOrigins: Object.freeze(env.CORS_ALLOWED_ORIGINS),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
     events: Object.freeze({

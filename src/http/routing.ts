@@ -58,6 +58,8 @@ export interface OperationDoc {
   readonly request?: {
     readonly params?: ZodObject;
     readonly query?: ZodObject;
+    /** Request headers the operation reads besides the ones the route table declares. */
+    readonly headers?: ZodObject;
     /** The body's schema, in each media type the route consumes but NDJSON. */
     readonly body?: ZodType;
     /** The schema of each line of an NDJSON body. */
@@ -322,6 +324,7 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
   const requestHeaders = [
     ...(idempotent ? [idempotencyHeaders] : []),
     ...(doc.validators ? [conditionalHeaders[doc.validators]] : []),
+    ...(doc.request?.headers ? [doc.request.headers] : []),
   ];
   const bodies = (definition.consumes ?? []).flatMap((kind) => {
     const schema = kind === 'ndjson' ? doc.request?.lines : doc.request?.body;

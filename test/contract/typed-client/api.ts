@@ -485,7 +485,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Stock events in commit order after a cursor; long-polls with wait */
+    /**
+     * Stock events in commit order after a cursor; long-polls with wait, or streams them live
+     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else at the oldest event kept; `limit` is the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.
+     */
     get: operations['events-feed'];
     put?: never;
     post?: never;
@@ -9069,13 +9072,16 @@ export interface operations {
         /** @description Seconds to wait for an event when none is newer than `after` (long poll) */
         wait?: number;
       };
-      header?: never;
+      header?: {
+        /** @description text/event-stream: the id of the last event received; the stream resumes after it */
+        'Last-Event-ID'?: string;
+      };
       path?: never;
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The events after `after`, oldest first, and the cursor to continue from */
+      /** @description The events after `after`, oldest first, and the cursor to continue from; or their stream */
       200: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -9092,6 +9098,7 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['FeedPage'];
+          'text/event-stream': string;
         };
       };
       /** @description A cursor past the newest event: core.validation.error; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
@@ -9192,7 +9199,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description text/event-stream: this instance has EVENT_STREAMS_MAX streams open already; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
