@@ -67,6 +67,12 @@ async function both(ctx: BenchContext, expected: number): Promise<{ service: Str
   return { service, ceiling };
 }
 
+/** The service's CPU time per MB of (decompressed) body: what compressing costs, beside the MB/s. */
+function cpuMsPerMb(run: Stream): string {
+  if (!run.cpu) return 'n/a';
+  return formatNumber(((run.cpu.target / 100) * run.response.ms) / (run.response.bytes / 1e6), 1);
+}
+
 function measurement(label: string, run: Stream): Measurement {
   return {
     label,
@@ -94,11 +100,19 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
   }
   const largeCount = await countProducts(pool);
   const large = await both(ctx, largeCount);
+  const gzipped = await stream(
+    `scenario 5 service gzip, ${largeCount.toLocaleString('en-US')} products`,
+    `${ctx.service.baseUrl}/v1/products`,
+    { authorization: ctx.authorization, accept: 'application/json', 'accept-encoding': 'gzip' },
+    ctx.service.process.pid,
+    largeCount,
+  );
 
   for (const [label, run, count] of [
     ['service small', small.service, smallCount],
     ['ceiling small', small.ceiling, smallCount],
     ['service large', large.service, largeCount],
+    ['service large gzip', gzipped, largeCount],
     ['ceiling large', large.ceiling, largeCount],
   ] as const) {
     if (run.products !== count) throw new Error(`scenario 5 ${label}: streamed ${run.products} of ${count} products`);
@@ -113,6 +127,7 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ratio,
     ratioBasis: 'products/s (the bodies differ in size)',
     extra: [
+      measurement('service, gzip (MB/s of the decompressed body)', gzipped),
       measurement(`service at ${smallCount.toLocaleString('en-US')} products`, small.service),
       measurement(`ceiling at ${smallCount.toLocaleString('en-US')} products`, small.ceiling),
     ],
@@ -125,11 +140,14 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ],
     details: {
       small: { products: smallCount, service: small.service, ceiling: small.ceiling },
-      large: { products: largeCount, service: large.service, ceiling: large.ceiling },
+      large: { products: largeCount, service: large.service, ceiling: large.ceiling, gzip: gzipped },
       rssGrowthMb: growth,
     },
     notes: [
       'p50 is the time of the whole streamed response.',
+      `gzip (issue 27): ${formatNumber(gzipped.response.wireBytes / 1e6, 1)} MB sent for ` +
+        `${formatNumber(gzipped.response.bytes / 1e6, 1)} MB; service CPU ${cpuMsPerMb(large.service)} ms/MB plain, ` +
+        `${cpuMsPerMb(gzipped)} ms/MB gzip.`,
       `RSS ${growth >= 0 ? 'grew' : 'shrank'} by ${formatNumber(Math.abs(growth))} MB from ${smallCount.toLocaleString('en-US')} to ${largeCount.toLocaleString('en-US')} products.`,
     ],
   };

@@ -21,6 +21,7 @@ import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
+import { addBrowserRoutes } from './browser/routes.js';
 import { addFeedRoutes } from './events/feed-routes.js';
 import type { EventsRuntime } from './events/runtime.js';
 import type { AddFeatureRoutes } from './http/feature.js';
@@ -42,6 +43,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addAllocationRoutes,
   addStockRoutes,
   addFeedRoutes,
+  addBrowserRoutes,
 ];
 
 export interface AppDependencies {
@@ -58,13 +60,21 @@ export interface AppDependencies {
 const IDEMPOTENT_RETRY_WAIT_MS = 30_000;
 
 // Browsers ask for /favicon.ico by themselves: the 404 handler answers it, not a 401 in every console (issue 16).
-const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui', '/favicon.ico']);
+const PUBLIC_PATHS = new Set([
+  '/index',
+  '/actuator/health',
+  '/v3/api-docs',
+  '/swagger-ui',
+  '/favicon.ico',
+  // Issue 27: the stock browser's page; it asks its user for a token.
+  '/browser',
+]);
 
 /** D5: only these reads are open without a token. */
 function isPublic(req: Request): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
-  return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/');
+  return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/') || path.startsWith('/browser/');
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
@@ -99,7 +109,7 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
   });
   app.use(cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)));
   app.use(checkHost(config.allowedHosts));
-  app.use(compress());
+  app.use(compress(config.compressionLevel));
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);

@@ -130,6 +130,7 @@ const environmentSchema = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
     STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
     STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
+    COMPRESSION_LEVEL: z.coerce.number().int().min(1).max(9).default(1),
     EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
     EVENT_STREAMS_HEARTBEAT_MS: positiveMillis.default(15_000),
     CORS_ALLOWED_ORIGINS: z
@@ -337,6 +338,8 @@ export interface Config {
   /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once (one more is a 503), and how
    * long a quiet stream goes before a comment keeps it alive. */
   readonly eventStreams: { readonly maxConcurrent: number; readonly heartbeatMs: number };
+  /** D33: zlib's level for gzip answers (1 fastest … 9 smallest). */
+  readonly compressionLevel: number;
   /** D33: the origins whose browser pages may call the API (empty: no CORS headers at all). */
   readonly corsAllowedOrigins: readonly string[];
   /** How long a stored idempotent response is replayed. */
@@ -423,6 +426,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       maxConcurrent: env.EVENT_STREAMS_MAX,
       heartbeatMs: env.EVENT_STREAMS_HEARTBEAT_MS,
     }),
+    compressionLevel: env.COMPRESSION_LEVEL,
     corsAllowedOrigins: Object.freeze(env.CORS_ALLOWED_ORIGINS),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
     events: Object.freeze({

@@ -112,8 +112,9 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
       if (live) streams.admit();
       const resumed = live ? parseResumeCursor(req, query.after) : query.after;
       const requested = resumed === undefined ? undefined : Number(resumed);
-      let page = await readPage(requested, query.limit);
-      const after = requested ?? page.prunedThrough;
+      // A new stream without a cursor starts now (issue 27): a live view wants what happens next, not the history.
+      let page = await readPage(requested, live && requested === undefined ? 0 : query.limit);
+      const after = requested ?? (live ? page.sequencedThrough : page.prunedThrough);
       if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
       if (after > page.sequencedThrough) {
         throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
@@ -140,7 +141,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
       description:
         'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per ' +
         'event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID ' +
-        '(what a reconnecting EventSource sends), else after `after`, else at the oldest event kept; `limit` is ' +
+        '(what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is ' +
         'the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every ' +
         `EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.`,
       request: { query: feedQuerySchema, headers: lastEventIdHeader },

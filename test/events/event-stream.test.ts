@@ -152,6 +152,22 @@ describe('GET /v1/events as Server-Sent Events (D33)', () => {
     }
   });
 
+  it('starts a stream without a cursor with the next event committed, not with the history', async () => {
+    await commitEvents([anEvent('history')]);
+    await feedHead();
+    const stream = await openStream();
+    try {
+      await commitEvents([anEvent('next')]);
+      await stream.waitForEvents(1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(
+        stream.events.map((event) => (JSON.parse(event.data) as { resource: { sku: string } }).resource.sku),
+      ).toEqual(['next']);
+    } finally {
+      stream.close();
+    }
+  });
+
   it('resumes after Last-Event-ID, which wins over after', async () => {
     const start = await feedHead();
     await commitEvents([anEvent('before')]);
