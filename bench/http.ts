@@ -45,7 +45,7 @@ export function timedRequest(
 export interface StreamedResponse {
   readonly status: number;
   readonly bytes: number;
-  /** The bytes sent: fewer than `bytes` when the answer came gzip-compressed. */
+  /** The bytes sent: fewer than `bytes` when the answer came compressed. */
   readonly wireBytes: number;
   /** How often `marker` occurred in the body (counted across chunk boundaries). */
   readonly markers: number;
@@ -67,8 +67,14 @@ export function streamRequest(
     const request = http.get(url, { headers, agent: false }, (response) => {
       let wireBytes = 0;
       response.on('data', (chunk: Buffer) => (wireBytes += chunk.length));
-      // A compressed answer is counted as the client reads it, decompressed; `wireBytes` is what travelled.
-      const body = response.headers['content-encoding'] === 'gzip' ? response.pipe(zlib.createGunzip()) : response;
+      // A compressed answer (gzip, br) is counted as the client reads it, decompressed; `wireBytes` is what travelled.
+      const encoding = response.headers['content-encoding'];
+      const body =
+        encoding === 'gzip'
+          ? response.pipe(zlib.createGunzip())
+          : encoding === 'br'
+            ? response.pipe(zlib.createBrotliDecompress())
+            : response;
       let bytes = 0;
       let markers = 0;
       let tail: Buffer = Buffer.alloc(0);

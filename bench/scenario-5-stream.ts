@@ -100,19 +100,23 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
   }
   const largeCount = await countProducts(pool);
   const large = await both(ctx, largeCount);
-  const gzipped = await stream(
-    `scenario 5 service gzip, ${largeCount.toLocaleString('en-US')} products`,
-    `${ctx.service.baseUrl}/v1/products`,
-    { authorization: ctx.authorization, accept: 'application/json', 'accept-encoding': 'gzip' },
-    ctx.service.process.pid,
-    largeCount,
-  );
+  const compressed = (encoding: string): Promise<Stream> =>
+    stream(
+      `scenario 5 service ${encoding}, ${largeCount.toLocaleString('en-US')} products`,
+      `${ctx.service.baseUrl}/v1/products`,
+      { authorization: ctx.authorization, accept: 'application/json', 'accept-encoding': encoding },
+      ctx.service.process.pid,
+      largeCount,
+    );
+  const gzipped = await compressed('gzip');
+  const brotli = await compressed('br');
 
   for (const [label, run, count] of [
     ['service small', small.service, smallCount],
     ['ceiling small', small.ceiling, smallCount],
     ['service large', large.service, largeCount],
     ['service large gzip', gzipped, largeCount],
+    ['service large br', brotli, largeCount],
     ['ceiling large', large.ceiling, largeCount],
   ] as const) {
     if (run.products !== count) throw new Error(`scenario 5 ${label}: streamed ${run.products} of ${count} products`);
@@ -128,6 +132,7 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ratioBasis: 'products/s (the bodies differ in size)',
     extra: [
       measurement('service, gzip (MB/s of the decompressed body)', gzipped),
+      measurement('service, br (MB/s of the decompressed body)', brotli),
       measurement(`service at ${smallCount.toLocaleString('en-US')} products`, small.service),
       measurement(`ceiling at ${smallCount.toLocaleString('en-US')} products`, small.ceiling),
     ],
@@ -140,14 +145,15 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ],
     details: {
       small: { products: smallCount, service: small.service, ceiling: small.ceiling },
-      large: { products: largeCount, service: large.service, ceiling: large.ceiling, gzip: gzipped },
+      large: { products: largeCount, service: large.service, ceiling: large.ceiling, gzip: gzipped, br: brotli },
       rssGrowthMb: growth,
     },
     notes: [
       'p50 is the time of the whole streamed response.',
       `gzip (issue 27): ${formatNumber(gzipped.response.wireBytes / 1e6, 1)} MB sent for ` +
         `${formatNumber(gzipped.response.bytes / 1e6, 1)} MB; service CPU ${cpuMsPerMb(large.service)} ms/MB plain, ` +
-        `${cpuMsPerMb(gzipped)} ms/MB gzip.`,
+        `${cpuMsPerMb(gzipped)} ms/MB gzip; br: ${formatNumber(brotli.response.wireBytes / 1e6, 1)} MB sent, ` +
+        `${cpuMsPerMb(brotli)} ms/MB.`,
       `RSS ${growth >= 0 ? 'grew' : 'shrank'} by ${formatNumber(Math.abs(growth))} MB from ${smallCount.toLocaleString('en-US')} to ${largeCount.toLocaleString('en-US')} products.`,
     ],
   };

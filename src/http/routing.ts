@@ -212,7 +212,7 @@ const GENERAL_HEADERS = {
   },
   Vary: { description: 'Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding', schema: { type: 'string' } },
   'Content-Encoding': {
-    description: 'gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33)',
+    description: 'gzip for a body over 1 KiB when Accept-Encoding allows it (D33)',
     schema: { type: 'string' },
   },
 } as const;

@@ -67,6 +67,17 @@ describe('gzip for answers over 1 KiB (D33)', () => {
     expect(gunzipSync(zipped.body).equals(page.body)).toBe(true);
   });
 
+  it('answers gzip to a browser that offers br first, and nothing compressed to a client that offers only br', async () => {
+    const plain = await rawGet('/v1/products', { 'Accept-Encoding': 'identity' });
+    const browser = await rawGet('/v1/products', { 'Accept-Encoding': 'br, gzip, deflate, zstd' });
+    const brotliOnly = await rawGet('/v1/products', { 'Accept-Encoding': 'br' });
+
+    expect(browser.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(browser.body).equals(plain.body)).toBe(true);
+    expect(brotliOnly.headers['content-encoding']).toBeUndefined();
+    expect(brotliOnly.body.equals(plain.body)).toBe(true);
+  });
+
   it('sends an answer under 1 KiB as it is', async () => {
     const response = await rawGet('/actuator/health', { 'Accept-Encoding': 'gzip' });
 
