@@ -507,9 +507,26 @@ export interface paths {
     };
     /**
      * Stock events in commit order after a cursor; long-polls with wait, or streams them live
-     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else at the oldest event kept; `limit` is the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.
+     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.
      */
     get: operations['events-feed'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/browser': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The stock browser: a page to look up stock by SKU and watch it change */
+    get: operations['stock-browser'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1584,7 +1601,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1607,7 +1624,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1626,7 +1643,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1647,7 +1664,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1677,7 +1694,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1700,7 +1717,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1721,7 +1738,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1740,7 +1757,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1759,7 +1776,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1780,7 +1797,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1810,7 +1827,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1833,7 +1850,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1854,7 +1871,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1873,7 +1890,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1892,7 +1909,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1913,7 +1930,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1943,7 +1960,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1966,7 +1983,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -1987,7 +2004,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2006,7 +2023,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2025,7 +2042,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2046,7 +2063,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2076,7 +2093,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2099,7 +2116,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2120,7 +2137,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2139,7 +2156,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2158,7 +2175,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2179,7 +2196,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2223,7 +2240,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
           ETag?: string;
@@ -2261,7 +2278,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2278,7 +2295,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2300,7 +2317,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2319,7 +2336,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2338,7 +2355,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2357,7 +2374,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2378,7 +2395,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2417,7 +2434,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -2441,7 +2458,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2463,7 +2480,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2482,7 +2499,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2501,7 +2518,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2520,7 +2537,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2539,7 +2556,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2558,7 +2575,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2577,7 +2594,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2596,7 +2613,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2615,7 +2632,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2636,7 +2653,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2676,7 +2693,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -2695,7 +2712,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2717,7 +2734,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2736,7 +2753,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2755,7 +2772,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2774,7 +2791,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2793,7 +2810,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2812,7 +2829,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2833,7 +2850,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2868,7 +2885,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
           ETag?: string;
@@ -2892,7 +2909,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2909,7 +2926,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2931,7 +2948,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2950,7 +2967,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2969,7 +2986,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -2988,7 +3005,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3009,7 +3026,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3044,7 +3061,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -3063,7 +3080,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3085,7 +3102,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3104,7 +3121,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3123,7 +3140,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3142,7 +3159,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3161,7 +3178,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3182,7 +3199,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3215,7 +3232,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3235,7 +3252,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3257,7 +3274,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3276,7 +3293,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3295,7 +3312,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3314,7 +3331,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3335,7 +3352,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3372,7 +3389,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -3391,7 +3408,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3413,7 +3430,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3432,7 +3449,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3451,7 +3468,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3470,7 +3487,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3489,7 +3506,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3508,7 +3525,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3527,7 +3544,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3548,7 +3565,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3583,7 +3600,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3603,7 +3620,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3625,7 +3642,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3644,7 +3661,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3663,7 +3680,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3682,7 +3699,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3703,7 +3720,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3740,7 +3757,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -3759,7 +3776,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3781,7 +3798,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3800,7 +3817,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3819,7 +3836,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3838,7 +3855,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3857,7 +3874,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3876,7 +3893,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3895,7 +3912,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3916,7 +3933,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3949,7 +3966,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3969,7 +3986,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -3991,7 +4008,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4010,7 +4027,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4029,7 +4046,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4048,7 +4065,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4069,7 +4086,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4108,7 +4125,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -4127,7 +4144,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4149,7 +4166,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4168,7 +4185,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4187,7 +4204,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4206,7 +4223,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4225,7 +4242,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4244,7 +4261,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4263,7 +4280,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4284,7 +4301,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4322,7 +4339,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -4341,7 +4358,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4363,7 +4380,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4382,7 +4399,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4401,7 +4418,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4420,7 +4437,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4439,7 +4456,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4460,7 +4477,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4498,7 +4515,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -4517,7 +4534,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4539,7 +4556,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4558,7 +4575,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4577,7 +4594,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4596,7 +4613,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4615,7 +4632,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4634,7 +4651,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4655,7 +4672,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4690,7 +4707,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
           ETag?: string;
@@ -4714,7 +4731,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4731,7 +4748,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4753,7 +4770,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4772,7 +4789,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4791,7 +4808,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4810,7 +4827,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4831,7 +4848,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4870,7 +4887,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -4889,7 +4906,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4911,7 +4928,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4930,7 +4947,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4949,7 +4966,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4968,7 +4985,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -4987,7 +5004,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5006,7 +5023,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5025,7 +5042,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5046,7 +5063,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5085,7 +5102,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -5107,7 +5124,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5129,7 +5146,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5148,7 +5165,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5167,7 +5184,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5186,7 +5203,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5205,7 +5222,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5224,7 +5241,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5243,7 +5260,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5262,7 +5279,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5283,7 +5300,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5322,7 +5339,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5354,7 +5371,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5376,7 +5393,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5395,7 +5412,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5414,7 +5431,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5433,7 +5450,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5454,7 +5471,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5491,7 +5508,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -5510,7 +5527,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5532,7 +5549,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5551,7 +5568,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5570,7 +5587,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5589,7 +5606,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5608,7 +5625,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5627,7 +5644,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5646,7 +5663,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5667,7 +5684,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5704,7 +5721,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -5723,7 +5740,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5745,7 +5762,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5764,7 +5781,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5783,7 +5800,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5802,7 +5819,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5821,7 +5838,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5840,7 +5857,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5859,7 +5876,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5880,7 +5897,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5915,7 +5932,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
           ETag?: string;
@@ -5939,7 +5956,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5956,7 +5973,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5978,7 +5995,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -5997,7 +6014,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6016,7 +6033,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6035,7 +6052,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6056,7 +6073,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6097,7 +6114,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -6121,7 +6138,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6143,7 +6160,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6162,7 +6179,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6181,7 +6198,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6200,7 +6217,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6219,7 +6236,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6238,7 +6255,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6257,7 +6274,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6276,7 +6293,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6295,7 +6312,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6316,7 +6333,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6351,7 +6368,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -6370,7 +6387,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6392,7 +6409,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6411,7 +6428,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6430,7 +6447,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6449,7 +6466,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6468,7 +6485,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6489,7 +6506,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6524,7 +6541,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6546,7 +6563,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6568,7 +6585,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6587,7 +6604,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6606,7 +6623,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6627,7 +6644,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6669,7 +6686,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -6688,7 +6705,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6710,7 +6727,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6729,7 +6746,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6748,7 +6765,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6767,7 +6784,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6786,7 +6803,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6805,7 +6822,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6824,7 +6841,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6845,7 +6862,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6896,7 +6913,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -6919,7 +6936,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6941,7 +6958,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6960,7 +6977,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6979,7 +6996,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -6998,7 +7015,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7017,7 +7034,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7036,7 +7053,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7055,7 +7072,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7074,7 +7091,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7095,7 +7112,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7142,7 +7159,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -7161,7 +7178,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7183,7 +7200,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7202,7 +7219,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7221,7 +7238,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7240,7 +7257,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7259,7 +7276,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7278,7 +7295,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7297,7 +7314,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7318,7 +7335,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7350,7 +7367,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7372,7 +7389,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7394,7 +7411,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7413,7 +7430,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7432,7 +7449,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7453,7 +7470,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7485,7 +7502,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7507,7 +7524,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7529,7 +7546,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7548,7 +7565,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7567,7 +7584,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7588,7 +7605,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7620,7 +7637,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7642,7 +7659,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7664,7 +7681,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7683,7 +7700,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7702,7 +7719,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7721,7 +7738,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7742,7 +7759,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7780,7 +7797,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7802,7 +7819,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7824,7 +7841,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7843,7 +7860,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7862,7 +7879,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7881,7 +7898,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7902,7 +7919,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7942,7 +7959,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -7965,7 +7982,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -7987,7 +8004,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8006,7 +8023,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8025,7 +8042,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8044,7 +8061,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8063,7 +8080,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8082,7 +8099,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8101,7 +8118,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8120,7 +8137,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8141,7 +8158,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8196,7 +8213,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -8215,7 +8232,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8237,7 +8254,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8256,7 +8273,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8275,7 +8292,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8294,7 +8311,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8313,7 +8330,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8332,7 +8349,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8351,7 +8368,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8372,7 +8389,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8407,7 +8424,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -8429,7 +8446,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8451,7 +8468,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8470,7 +8487,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8489,7 +8506,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8508,7 +8525,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8527,7 +8544,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8546,7 +8563,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8567,7 +8584,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8606,7 +8623,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8625,7 +8642,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8647,7 +8664,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8666,7 +8683,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8685,7 +8702,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8704,7 +8721,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8725,7 +8742,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8767,7 +8784,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -8788,7 +8805,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8810,7 +8827,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8829,7 +8846,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8848,7 +8865,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8867,7 +8884,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8886,7 +8903,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8905,7 +8922,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8924,7 +8941,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8943,7 +8960,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8964,7 +8981,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -8999,7 +9016,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
@@ -9018,7 +9035,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9040,7 +9057,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9059,7 +9076,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9078,7 +9095,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9097,7 +9114,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9116,7 +9133,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9137,7 +9154,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9176,6 +9193,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9202,6 +9227,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9216,6 +9249,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9227,6 +9268,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9238,6 +9287,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9249,6 +9306,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9260,6 +9325,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9273,6 +9346,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9310,7 +9391,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9330,7 +9411,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9352,7 +9433,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9371,7 +9452,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9390,7 +9471,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9409,7 +9490,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9430,7 +9511,96 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'stock-browser': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9460,7 +9630,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9479,7 +9649,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9498,7 +9668,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9519,7 +9689,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9549,7 +9719,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9568,7 +9738,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9589,7 +9759,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9608,7 +9778,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9627,7 +9797,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9648,7 +9818,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9678,7 +9848,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9699,7 +9869,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9718,7 +9888,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9739,7 +9909,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9769,7 +9939,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9788,7 +9958,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9807,7 +9977,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
@@ -9828,7 +9998,7 @@ export interface operations {
           'Access-Control-Expose-Headers'?: string;
           /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
           Vary?: string;
-          /** @description gzip (or br) for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
