@@ -22,6 +22,7 @@ import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
 import { eventsBulk } from './scenario-9-events-bulk.js';
 import { productsBySkuOnWorkers } from './scenario-10-workers.js';
 import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
+import { eventStreams } from './scenario-12-event-streams.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -130,6 +131,7 @@ async function main(): Promise<number> {
     [3, () => bulkCreate(ctx)],
     [7, () => streamedImport(ctx)],
     [9, () => eventsBulk(ctx)],
+    [12, () => eventStreams(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];
