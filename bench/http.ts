@@ -3,6 +3,7 @@ import zlib from 'node:zlib';
 
 export interface TimedResponse {
   readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
   readonly ms: number;
 }
@@ -30,6 +31,7 @@ export function timedRequest(
         response.on('end', () =>
           resolve({
             status: response.statusCode ?? 0,
+            headers: response.headers,
             body: Buffer.concat(chunks).toString('utf8'),
             ms: performance.now() - started,
           }),

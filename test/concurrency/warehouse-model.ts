@@ -105,7 +105,7 @@ export type Command =
   | { t: 'release'; reservation: number }
   | { t: 'lockLoadUnit'; lu: number; locked: boolean }
   | { t: 'productState'; p: number; state: 'AVAILABLE' | 'LOCKED' | 'QC_LOCKED' }
-  | { t: 'reportProblem'; p: number; lu: number; amount: Amount }
+  | { t: 'reportProblem'; unit: number; amount: Amount }
   | { t: 'releaseUnit'; unit: number }
   | { t: 'moveTransportUnit'; tu: number; loc: number };
 
@@ -155,7 +155,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({ t: fc.constant('moveToLoadUnit' as const), p: product, loc, lu, amount: maybeAmount }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('deleteUnit' as const), unit: index }) },
@@ -177,7 +177,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       state: fc.constantFrom('AVAILABLE' as const, 'LOCKED' as const, 'QC_LOCKED' as const),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('reportProblem' as const), p: product, lu, amount }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('reportProblem' as const), unit: index, amount }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('releaseUnit' as const), unit: index }) },
   {
     weight: 1,

@@ -42,11 +42,11 @@ function listen(baseUrl: string, authorization: string, marker: string): Promise
 }
 
 /**
- * Scenario 12: 1,000 streams open and idle on the service, its RSS and CPU over an idle window, then the delay from
+ * Scenario 13: 1,000 streams open and idle on the service, its RSS and CPU over an idle window, then the delay from
  * a commit (a product created through the API) to the last stream that shows its event.
  */
 export async function eventStreams(ctx: BenchContext): Promise<ScenarioResult> {
-  step(`scenario 12: ${CLIENTS} idle Server-Sent Event streams`);
+  step(`scenario 13: ${CLIENTS} idle Server-Sent Event streams`);
   const pid = ctx.service.process.pid;
   const rssBefore = sampleRss(pid, 50).stop();
   const sku = `SSE-${Date.now()}`;
@@ -71,16 +71,16 @@ export async function eventStreams(ctx: BenchContext): Promise<ScenarioResult> {
       headers: { authorization: ctx.authorization, 'content-type': 'application/json' },
       body: JSON.stringify([{ sku, baseUnit: { ...PIECE, magnitude: 1 } }]),
     });
-    if (created.status !== 201) throw new Error(`scenario 12: creating the product answered ${created.status}`);
+    if (created.status !== 201) throw new Error(`scenario 13: creating the product answered ${created.status}`);
     for (const deadline = performance.now() + 30_000; listeners.some((listener) => !listener.arrivedAt);) {
-      if (performance.now() > deadline) throw new Error('scenario 12: not every stream showed the event within 30 s');
+      if (performance.now() > deadline) throw new Error('scenario 13: not every stream showed the event within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const delays = listeners.map((listener) => listener.arrivedAt! - committedAt);
     const last = Math.max(...delays);
     const idleCpuMsPerSecond = cpuShare ? cpuShare.target * 10 : undefined;
     return {
-      id: 12,
+      id: 13,
       title: `${CLIENTS.toLocaleString('en-US')} idle Server-Sent Event streams on one process`,
       service: {
         label: `service, ${IDLE_SECONDS} s idle`,
