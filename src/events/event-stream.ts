@@ -17,6 +17,17 @@ export interface EventStreamSettings {
 
 export type FeedPageReader = (after: number, limit: number) => Promise<FeedPage>;
 
+/** Where a stream starts and how it reads and renders the pages that follow. */
+export interface StreamStart {
+  /** The first page, read after `after`. */
+  readonly first: FeedPage;
+  readonly after: number;
+  /** The size of the pages it reads. */
+  readonly limit: number;
+  readonly readPage: FeedPageReader;
+  readonly render: (event: StoredEvent) => string;
+}
+
 /** One event as Server-Sent Events frame it: the cursor as its id, the type as its event name. */
 function frame(event: StoredEvent, json: string): string {
   return `id: ${event.position}\nevent: ${event.type}\ndata: ${json}\n\n`;
@@ -61,24 +72,17 @@ export class EventStreams {
   }
 
   /**
-   * Streams from `first` (read already, so a bad cursor got its 400 or 410 before the 200) until the client goes
-   * away. A cursor that falls out of the kept events while its reader lags ends the stream: the reconnect with
+   * Streams from `from.first` (read already, so a bad cursor got its 400 or 410 before the 200) until the client
+   * goes away. A cursor that falls out of the kept events while its reader lags ends the stream: the reconnect with
    * Last-Event-ID then gets the 410.
    */
-  async send(
-    res: Response,
-    first: FeedPage,
-    after: number,
-    limit: number,
-    readPage: FeedPageReader,
-    render: (event: StoredEvent) => string,
-  ): Promise<void> {
+  async send(res: Response, from: StreamStart): Promise<void> {
     this.admit();
     this.active++;
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     try {
-      await this.write(res, first, after, limit, readPage, render, gone.signal);
+      await this.write(res, from, gone.signal);
     } catch (error) {
       // The status is sent: a failed page read can only end the stream, and the browser reconnects.
       res.req.log.warn({ err: error }, 'event stream ended: a page could not be read');
@@ -90,11 +94,7 @@ export class EventStreams {
 
   private async write(
     res: Response,
-    first: FeedPage,
-    after: number,
-    limit: number,
-    readPage: FeedPageReader,
-    render: (event: StoredEvent) => string,
+    { first, after, limit, readPage, render }: StreamStart,
     gone: AbortSignal,
   ): Promise<void> {
     res.status(200);

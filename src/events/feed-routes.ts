@@ -120,7 +120,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
         throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
       }
       if (live) {
-        await streams.send(res, page, after, query.limit, (from, limit) => readPage(from, limit), eventJson);
+        await streams.send(res, { first: page, after, limit: query.limit, readPage, render: eventJson });
         return;
       }
       if (page.events.length === 0 && query.wait > 0) {
