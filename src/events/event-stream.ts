@@ -1,9 +1,9 @@
 import type { Response } from 'express';
+import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
 import type { FeedSignal } from './feed-signal.js';
 import type { FeedPage, StoredEvent } from './sql.js';
 
-export const EVENT_STREAM = 'text/event-stream';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;

@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
 import { ApiError, VALIDATION_ERROR, validationError } from '../http/api-error.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { JSON_TYPE } from '../http/media-types.js';
+import { EVENT_STREAM, JSON_TYPE } from '../http/media-types.js';
 import { parseInput } from '../http/validate.js';
 import { apiError, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
-import { EVENT_STREAM, EventStreams } from './event-stream.js';
+import { EventStreams } from './event-stream.js';
 import { selectFeedPage, type FeedPage, type StoredEvent } from './sql.js';
 
 const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a cursor this feed answered' });

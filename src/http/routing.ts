@@ -8,7 +8,7 @@ import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
 import { BodyBudget, declaredLength, readText } from './body.js';
-import { isXmlType, NDJSON } from './media-types.js';
+import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
 import { apiError, mergeResponses, noBody, serverError, type ResponseDoc } from '../openapi/responses.js';
@@ -79,10 +79,13 @@ const CONSUMED_TYPES: Record<BodyKind, readonly string[]> = {
   ndjson: [NDJSON],
 };
 
-/** D7: XML is served only when the client names the XML type itself; a wildcard Accept never selects it. */
+/**
+ * D7: XML is served only when the client names the XML type itself, and D33's event stream likewise: a wildcard
+ * Accept (any type, or any text type) never selects either.
+ */
 function chooseMediaType(req: Request, produces: readonly string[]): string | undefined {
   const accept = (req.headers.accept ?? '').toLowerCase();
-  const offered = produces.filter((type) => !isXmlType(type) || accept.includes(type));
+  const offered = produces.filter((type) => !isNamedOnly(type) || accept.includes(type));
   return req.accepts(offered) || undefined;
 }
 

@@ -253,6 +253,16 @@ describe('GET /v1/events as Server-Sent Events (D33)', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
   });
 
+  it('answers the JSON feed, not a stream, to an Accept that only matches text/event-stream by a wildcard', async () => {
+    const response = await request(ctx.app)
+      .get('/v1/events?limit=1')
+      .set('Authorization', bearer())
+      .set('Accept', '*/*');
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    const textOnly = await request(ctx.app).get('/v1/events').set('Authorization', bearer()).set('Accept', 'text/*');
+    expect(textOnly.status).toBe(406);
+  });
+
   it('answers a Last-Event-ID that is no cursor with 400 naming it', async () => {
     const response = await request(ctx.app)
       .get('/v1/events')
