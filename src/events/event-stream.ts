@@ -4,7 +4,6 @@ import { tooManyAtOnce } from '../http/server-error.js';
 import type { FeedSignal } from './feed-signal.js';
 import type { FeedPage, StoredEvent } from './sql.js';
 
-
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;
 
