@@ -12,7 +12,7 @@ import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
 import { apiError, mergeResponses, noBody, serverError, type ResponseDoc } from '../openapi/responses.js';
-import { PRECONDITION_FAILED } from './validators.js';
+import { ETAG_HEADER, PRECONDITION_FAILED } from './validators.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `ndjson` is a streamed body: left unread for the handler, which reads it line by line (see readLines). */
@@ -216,13 +216,6 @@ const GENERAL_HEADERS = {
   Vary: { description: 'Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding', schema: { type: 'string' } },
   'Content-Encoding': {
     description: 'gzip for a body over 1 KiB when Accept-Encoding allows it (D33)',
-    schema: { type: 'string' },
-  },
-} as const;
-
-const ETAG_HEADER = {
-  ETag: {
-    description: 'Strong entity tag of this representation; it changes with the resource and differs per media type',
     schema: { type: 'string' },
   },
 } as const;

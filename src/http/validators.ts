@@ -47,6 +47,14 @@ export function sendTagged(res: Response, version: Version, body: unknown): void
 
 export const PRECONDITION_FAILED = 'owms.wms.inv.preconditionFailed';
 
+/** The response header of every answer `sendTagged` writes, for the OpenAPI document. */
+export const ETAG_HEADER = {
+  ETag: {
+    description: 'Strong entity tag of this representation; it changes with the resource and differs per media type',
+    schema: { type: 'string' },
+  },
+} as const;
+
 /**
  * D33: a write with If-Match goes ahead only when the header names the resource's current tag in any of its media
  * types (strong comparison: a weak tag never matches), or is `*`. Called with the resource as locked in the

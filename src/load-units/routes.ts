@@ -7,7 +7,7 @@ import { HAL_JSON, JSON_TYPE, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { sendTagged } from '../http/validators.js';
+import { ETAG_HEADER, sendTagged } from '../http/validators.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
@@ -137,7 +137,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
       summary: 'Lock the LoadUnit for allocation, or release it',
       request: { params: loadUnitKeyParamsSchema, body: lockChangeSchema },
       responses: {
-        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE),
+        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE, ETAG_HEADER),
         404: notFound,
       },
     },
