@@ -2694,6 +2694,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2790,6 +2798,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
