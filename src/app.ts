@@ -55,6 +55,8 @@ export interface AppDependencies {
   readonly events: EventsRuntime;
   /** Issue 17 (DATABASE_READ_URL): without one, every read goes to `pool`. */
   readonly readReplica?: ReadReplica;
+  /** D36: true once shutdown has started, so readiness turns 503 while in-flight requests finish. */
+  readonly isDraining?: () => boolean;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
@@ -64,6 +66,8 @@ const IDEMPOTENT_RETRY_WAIT_MS = 30_000;
 const PUBLIC_PATHS = new Set([
   '/index',
   '/actuator/health',
+  '/actuator/health/liveness',
+  '/actuator/health/readiness',
   '/v3/api-docs',
   '/swagger-ui',
   '/favicon.ico',
@@ -79,7 +83,14 @@ function isPublic(req: Request): boolean {
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
-export function createApp({ config, pool, logger, events, readReplica }: AppDependencies): Express {
+export function createApp({
+  config,
+  pool,
+  logger,
+  events,
+  readReplica,
+  isDraining = () => false,
+}: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
   app.disable('x-powered-by');
@@ -110,7 +121,9 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
     next();
   });
   app.use(cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)));
-  app.use(checkHost(config.allowedHosts));
+  app.use(
+    checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
+  );
   app.use(compress(config.compressionLevel));
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
@@ -123,6 +136,7 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
     events,
     metrics,
     () => (apiDocument ??= buildApiDocument(registry)),
+    isDraining,
     readReplica,
   );
   app.use(routes.router);
