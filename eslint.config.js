@@ -31,7 +31,7 @@ const nodeGlobals = Object.fromEntries(
 
 export default defineConfig(
   {
-    ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.tmp/'],
+    ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.tmp/', 'bench/results/build/'],
   },
   js.configs.recommended,
   tseslint.configs.recommended,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 
 export interface TimedResponse {
   readonly status: number;
@@ -46,6 +47,8 @@ export function timedRequest(
 export interface StreamedResponse {
   readonly status: number;
   readonly bytes: number;
+  /** The bytes sent: fewer than `bytes` when the answer came compressed. */
+  readonly wireBytes: number;
   /** How often `marker` occurred in the body (counted across chunk boundaries). */
   readonly markers: number;
   readonly ms: number;
@@ -64,12 +67,22 @@ export function streamRequest(
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const request = http.get(url, { headers, agent: false }, (response) => {
+      let wireBytes = 0;
+      response.on('data', (chunk: Buffer) => (wireBytes += chunk.length));
+      // A compressed answer (gzip, br) is counted as the client reads it, decompressed; `wireBytes` is what travelled.
+      const encoding = response.headers['content-encoding'];
+      const body =
+        encoding === 'gzip'
+          ? response.pipe(zlib.createGunzip())
+          : encoding === 'br'
+            ? response.pipe(zlib.createBrotliDecompress())
+            : response;
       let bytes = 0;
       let markers = 0;
       let tail: Buffer = Buffer.alloc(0);
       let firstByte = '';
       let lastByte = '';
-      response.on('data', (chunk: Buffer) => {
+      body.on('data', (chunk: Buffer) => {
         if (bytes === 0) firstByte = String.fromCharCode(chunk[0] ?? 0);
         bytes += chunk.length;
         lastByte = String.fromCharCode(chunk[chunk.length - 1] ?? 0);
@@ -79,10 +92,11 @@ export function streamRequest(
         tail = window.subarray(Math.max(0, window.length - (needle.length - 1)));
         onProgress?.(bytes, markers);
       });
-      response.on('end', () =>
+      body.on('end', () =>
         resolve({
           status: response.statusCode ?? 0,
           bytes,
+          wireBytes,
           markers,
           ms: performance.now() - started,
           firstByte,

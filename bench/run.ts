@@ -24,6 +24,7 @@ import { productsBySkuOnWorkers } from './scenario-10-workers.js';
 import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
 import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock-levels.js';
 import { tracingCost } from './scenario-13-tracing.js';
+import { eventStreams } from './scenario-15-event-streams.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -139,6 +140,7 @@ async function main(): Promise<number> {
     [3, () => bulkCreate(ctx)],
     [7, () => streamedImport(ctx)],
     [9, () => eventsBulk(ctx)],
+    [15, () => eventStreams(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

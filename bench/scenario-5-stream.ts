@@ -67,6 +67,12 @@ async function both(ctx: BenchContext, expected: number): Promise<{ service: Str
   return { service, ceiling };
 }
 
+/** The service's CPU time per MB of (decompressed) body: what compressing costs, beside the MB/s. */
+function cpuMsPerMb(run: Stream): string {
+  if (!run.cpu) return 'n/a';
+  return formatNumber(((run.cpu.target / 100) * run.response.ms) / (run.response.bytes / 1e6), 1);
+}
+
 function measurement(label: string, run: Stream): Measurement {
   return {
     label,
@@ -94,11 +100,23 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
   }
   const largeCount = await countProducts(pool);
   const large = await both(ctx, largeCount);
+  const compressed = (encoding: string): Promise<Stream> =>
+    stream(
+      `scenario 5 service ${encoding}, ${largeCount.toLocaleString('en-US')} products`,
+      `${ctx.service.baseUrl}/v1/products`,
+      { authorization: ctx.authorization, accept: 'application/json', 'accept-encoding': encoding },
+      ctx.service.process.pid,
+      largeCount,
+    );
+  const gzipped = await compressed('gzip');
+  const brotli = await compressed('br');
 
   for (const [label, run, count] of [
     ['service small', small.service, smallCount],
     ['ceiling small', small.ceiling, smallCount],
     ['service large', large.service, largeCount],
+    ['service large gzip', gzipped, largeCount],
+    ['service large br', brotli, largeCount],
     ['ceiling large', large.ceiling, largeCount],
   ] as const) {
     if (run.products !== count) throw new Error(`scenario 5 ${label}: streamed ${run.products} of ${count} products`);
@@ -113,6 +131,8 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ratio,
     ratioBasis: 'products/s (the bodies differ in size)',
     extra: [
+      measurement('service, gzip (MB/s of the decompressed body)', gzipped),
+      measurement('service, br (MB/s of the decompressed body)', brotli),
       measurement(`service at ${smallCount.toLocaleString('en-US')} products`, small.service),
       measurement(`ceiling at ${smallCount.toLocaleString('en-US')} products`, small.ceiling),
     ],
@@ -125,11 +145,15 @@ export async function streamProducts(ctx: BenchContext): Promise<ScenarioResult>
     ],
     details: {
       small: { products: smallCount, service: small.service, ceiling: small.ceiling },
-      large: { products: largeCount, service: large.service, ceiling: large.ceiling },
+      large: { products: largeCount, service: large.service, ceiling: large.ceiling, gzip: gzipped, br: brotli },
       rssGrowthMb: growth,
     },
     notes: [
       'p50 is the time of the whole streamed response.',
+      `gzip (issue 27): ${formatNumber(gzipped.response.wireBytes / 1e6, 1)} MB sent for ` +
+        `${formatNumber(gzipped.response.bytes / 1e6, 1)} MB; service CPU ${cpuMsPerMb(large.service)} ms/MB plain, ` +
+        `${cpuMsPerMb(gzipped)} ms/MB gzip; br: ${formatNumber(brotli.response.wireBytes / 1e6, 1)} MB sent, ` +
+        `${cpuMsPerMb(brotli)} ms/MB.`,
       `RSS ${growth >= 0 ? 'grew' : 'shrank'} by ${formatNumber(Math.abs(growth))} MB from ${smallCount.toLocaleString('en-US')} to ${largeCount.toLocaleString('en-US')} products.`,
     ],
   };

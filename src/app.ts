@@ -12,6 +12,8 @@ import { addIndexRoutes } from './http/index-routes.js';
 import { createMetrics } from './http/metrics.js';
 import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
 import { checkHost } from './http/host.js';
+import { compress } from './http/compress.js';
+import { cors } from './http/cors.js';
 import { PUBLIC_BASE_URL } from './http/links.js';
 import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
@@ -20,6 +22,7 @@ import { JsonArrayStreams } from './http/stream.js';
 import { StreamedImports } from './http/streamed-imports.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
+import { addBrowserRoutes } from './browser/routes.js';
 import { addFeedRoutes } from './events/feed-routes.js';
 import type { EventsRuntime } from './events/runtime.js';
 import type { AddFeatureRoutes } from './http/feature.js';
@@ -43,6 +46,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addReservationRoutes,
   addStockRoutes,
   addFeedRoutes,
+  addBrowserRoutes,
 ];
 
 export interface AppDependencies {
@@ -69,13 +73,15 @@ const PUBLIC_PATHS = new Set([
   '/v3/api-docs',
   '/swagger-ui',
   '/favicon.ico',
+  // Issue 27: the stock browser's page; it asks its user for a token.
+  '/browser',
 ]);
 
 /** D5: only these reads are open without a token. */
 function isPublic(req: Request): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
-  return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/');
+  return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/') || path.startsWith('/browser/');
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
@@ -116,9 +122,11 @@ export function createApp({
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+  app.use(cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)));
   app.use(
     checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
   );
+  app.use(compress(config.compressionLevel));
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);

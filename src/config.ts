@@ -59,6 +59,16 @@ function isPublicBaseUrl(value: string): boolean {
 
 const otlpEndpoint = z.string().refine(isHttpUrl, { message: 'must be an http:// or https:// URL' }).optional();
 
+/** An origin as a browser sends it: scheme, host and port only (no path, query, credentials or wildcard). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 function isAmqpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -131,6 +141,21 @@ const environmentSchema = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
     STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
     STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
+    COMPRESSION_LEVEL: z.coerce.number().int().min(1).max(9).default(1),
+    EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
+    EVENT_STREAMS_HEARTBEAT_MS: positiveMillis.default(15_000),
+    CORS_ALLOWED_ORIGINS: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const origins = (value ?? '').split(/[\s,]+/).filter(Boolean);
+        for (const origin of origins) {
+          if (!isOrigin(origin)) {
+            ctx.addIssue({ code: 'custom', message: `'${origin}' is no origin (scheme://host[:port], nothing more)` });
+          }
+        }
+        return origins.map((origin) => origin.toLowerCase());
+      }),
     AMQP_URL: z
       .string()
       .refine(isAmqpUrl, { message: 'must be an amqp:// or amqps:// URL, e.g. amqp://guest:guest@127.0.0.1:5672' })
@@ -339,6 +364,13 @@ export interface Config {
     readonly maxConcurrent: number;
     readonly stallTimeoutMs: number;
   };
+  /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once (one more is a 503), and how
+   * long a quiet stream goes before a comment keeps it alive. */
+  readonly eventStreams: { readonly maxConcurrent: number; readonly heartbeatMs: number };
+  /** D33: zlib's level for gzip answers (1 fastest … 9 smallest). */
+  readonly compressionLevel: number;
+  /** D33: the origins whose browser pages may call the API (empty: no CORS headers at all). */
+  readonly corsAllowedOrigins: readonly string[];
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
   /** D34: how long the ledger (whole months; unset: for ever) and ended reservations are kept. */
@@ -428,6 +460,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       maxConcurrent: env.STREAM_MAX_CONCURRENT,
       stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
+    eventStreams: Object.freeze({
+      maxConcurrent: env.EVENT_STREAMS_MAX,
+      heartbeatMs: env.EVENT_STREAMS_HEARTBEAT_MS,
+    }),
+    compressionLevel: env.COMPRESSION_LEVEL,
+    corsAllowedOrigins: Object.freeze(env.CORS_ALLOWED_ORIGINS),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
     history: Object.freeze({
       ledgerRetentionMonths: env.LEDGER_RETENTION_MONTHS,

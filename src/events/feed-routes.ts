@@ -1,10 +1,11 @@
 import type { Request, Response } from 'express';
 import { ApiError, VALIDATION_ERROR, validationError } from '../http/api-error.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { JSON_TYPE } from '../http/media-types.js';
+import { EVENT_STREAM, JSON_TYPE } from '../http/media-types.js';
 import { parseInput } from '../http/validate.js';
-import { apiError, body } from '../openapi/responses.js';
+import { apiError, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
+import { EventStreams } from './event-stream.js';
 import { selectFeedPage, type FeedPage, type StoredEvent } from './sql.js';
 
 const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a cursor this feed answered' });
@@ -25,6 +26,23 @@ export const feedQuerySchema = z.object({
     description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
   }),
 });
+
+const lastEventIdHeader = z.object({
+  'Last-Event-ID': z
+    .string()
+    .optional()
+    .openapi({ description: 'text/event-stream: the id of the last event received; the stream resumes after it' }),
+});
+
+/** D33: Last-Event-ID (what a reconnecting EventSource sends) before `after`; either must be a cursor of the feed. */
+function parseResumeCursor(req: Request, after: string | undefined): string | undefined {
+  const lastEventId = req.headers['last-event-id'];
+  if (typeof lastEventId !== 'string') return after;
+  const parsed = cursorSchema.safeParse(lastEventId.trim());
+  if (!parsed.success)
+    throw validationError([{ path: 'Last-Event-ID', message: 'must be a cursor this feed answered' }]);
+  return parsed.data;
+}
 
 function cursorExpired(cursor: number, prunedThrough: number): ApiError {
   return new ApiError(
@@ -71,7 +89,8 @@ const feedPageSchema = z
   .openapi('FeedPage');
 
 /** D29: the change feed, in commit order, exactly once for a reader that follows `next`. */
-export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events }) => {
+export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config }) => {
+  const streams = new EventStreams(config.eventStreams, events.signal);
   /**
    * A page from a replica is taken when it has events (the cursor makes it exactly-once wherever it was read) or
    * when the replica has seen the head this process knows of; an empty page from a replica behind that head, or
@@ -86,15 +105,23 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events }) => {
   routes.add({
     method: 'GET',
     path: '/v1/events',
-    produces: [JSON_TYPE],
+    produces: [JSON_TYPE, EVENT_STREAM],
     handler: async (req: Request, res: Response) => {
       const query = parseInput(feedQuerySchema, req.query, 'query');
-      const requested = query.after === undefined ? undefined : Number(query.after);
-      let page = await readPage(requested, query.limit);
-      const after = requested ?? page.prunedThrough;
+      const live = req.mediaType === EVENT_STREAM;
+      if (live) streams.admit();
+      const resumed = live ? parseResumeCursor(req, query.after) : query.after;
+      const requested = resumed === undefined ? undefined : Number(resumed);
+      // A new stream without a cursor starts now (issue 27): a live view wants what happens next, not the history.
+      let page = await readPage(requested, live && requested === undefined ? 0 : query.limit);
+      const after = requested ?? (live ? page.sequencedThrough : page.prunedThrough);
       if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
       if (after > page.sequencedThrough) {
         throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
+      }
+      if (live) {
+        await streams.send(res, { first: page, after, limit: query.limit, readPage, render: eventJson });
+        return;
       }
       if (page.events.length === 0 && query.wait > 0) {
         // No connection is held while waiting; the page is read again once an event is numbered.
@@ -110,14 +137,27 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events }) => {
     doc: {
       operationId: 'events-feed',
       tags: ['Events'],
-      summary: 'Stock events in commit order after a cursor; long-polls with wait',
-      request: { query: feedQuerySchema },
+      summary: 'Stock events in commit order after a cursor; long-polls with wait, or streams them live',
+      description:
+        'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per ' +
+        'event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID ' +
+        '(what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is ' +
+        'the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every ' +
+        `EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.`,
+      request: { query: feedQuerySchema, headers: lastEventIdHeader },
       responses: {
-        200: body('The events after `after`, oldest first, and the cursor to continue from', feedPageSchema, [
-          JSON_TYPE,
-        ]),
+        200: {
+          description: 'The events after `after`, oldest first, and the cursor to continue from; or their stream',
+          content: {
+            [JSON_TYPE]: feedPageSchema,
+            [EVENT_STREAM]: z.string().openapi({ example: 'id: 42\nevent: product.event.created\ndata: {…}\n\n' }),
+          },
+        },
         400: apiError('A cursor past the newest event', [VALIDATION_ERROR]),
         410: apiError('The cursor is older than the events kept', ['owms.wms.inv.events.cursorExpired']),
+        503: serverError('text/event-stream: this instance has EVENT_STREAMS_MAX streams open already', {
+          'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+        }),
       },
     },
   });

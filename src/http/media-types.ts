@@ -8,6 +8,8 @@ export const PACKAGING_UNIT_VENDOR_TYPES = [
   'application/vnd.owms.packaging-unit-v1+json',
 ] as const;
 export const XML_TYPES = ['application/xml', 'application/hal+xml', 'text/xml'] as const;
+/** Server-Sent Events (D33): an answer that never ends, so only for a client that names it. */
+export const EVENT_STREAM = 'text/event-stream';
 
 /** What a route can answer with, in the server's order of preference (the first is the default). */
 export const SINGLE_RESOURCE = [HAL_JSON, JSON_TYPE] as const;
@@ -21,4 +23,9 @@ export function isVendorType(mediaType: string | undefined): boolean {
 
 export function isXmlType(mediaType: string | undefined): boolean {
   return (XML_TYPES as readonly string[]).includes(mediaType ?? '');
+}
+
+/** Media types served only when Accept names them: XML (D7) and event streams (D33), never for a wildcard. */
+export function isNamedOnly(mediaType: string): boolean {
+  return isXmlType(mediaType) || mediaType === EVENT_STREAM;
 }

@@ -31,7 +31,7 @@ const SWAGGER_PAGE = `<!doctype html>
 // Kept in its own file so the page's Content-Security-Policy can forbid inline scripts.
 const SWAGGER_INIT = `window.ui = SwaggerUIBundle({ url: '/v3/api-docs', dom_id: '#swagger-ui', deepLinking: true });\n`;
 
-const HTML_SECURITY_HEADERS = {
+export const HTML_SECURITY_HEADERS = {
   'Content-Security-Policy':
     "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',

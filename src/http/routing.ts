@@ -8,10 +8,11 @@ import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
 import { BodyBudget, declaredLength, readText } from './body.js';
-import { isXmlType, NDJSON } from './media-types.js';
+import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
-import { apiError, mergeResponses, serverError, type ResponseDoc } from '../openapi/responses.js';
+import { apiError, mergeResponses, noBody, serverError, type ResponseDoc } from '../openapi/responses.js';
+import { ETAG_HEADER, PRECONDITION_FAILED } from './validators.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `ndjson` is a streamed body: left unread for the handler, which reads it line by line (see readLines). */
@@ -57,12 +58,19 @@ export interface OperationDoc {
   readonly request?: {
     readonly params?: ZodObject;
     readonly query?: ZodObject;
+    /** Request headers the operation reads besides the ones the route table declares. */
+    readonly headers?: ZodObject;
     /** The body's schema, in each media type the route consumes but NDJSON. */
     readonly body?: ZodType;
     /** The schema of each line of an NDJSON body. */
     readonly lines?: ZodType;
   };
   readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /**
+   * D33's validators: a `read` of one resource answers an ETag and 304 to If-None-Match; a `write` of one checks
+   * If-Match (412) and answers the new ETag.
+   */
+  readonly validators?: 'read' | 'write';
 }
 
 const CONSUMED_TYPES: Record<BodyKind, readonly string[]> = {
@@ -71,10 +79,13 @@ const CONSUMED_TYPES: Record<BodyKind, readonly string[]> = {
   ndjson: [NDJSON],
 };
 
-/** D7: XML is served only when the client names the XML type itself; a wildcard Accept never selects it. */
+/**
+ * D7: XML is served only when the client names the XML type itself, and D33's event stream likewise: a wildcard
+ * Accept (any type, or any text type) never selects either.
+ */
 function chooseMediaType(req: Request, produces: readonly string[]): string | undefined {
   const accept = (req.headers.accept ?? '').toLowerCase();
-  const offered = produces.filter((type) => !isXmlType(type) || accept.includes(type));
+  const offered = produces.filter((type) => !isNamedOnly(type) || accept.includes(type));
   return req.accepts(offered) || undefined;
 }
 
@@ -192,6 +203,37 @@ const REQUEST_ID_HEADER = {
   },
 } as const;
 
+/** Headers any answer may carry: CORS for a listed Origin, compression (D33). */
+const GENERAL_HEADERS = {
+  'Access-Control-Allow-Origin': {
+    description: "The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33)",
+    schema: { type: 'string' },
+  },
+  'Access-Control-Expose-Headers': {
+    description: 'The headers a page of a listed Origin may read (D33)',
+    schema: { type: 'string' },
+  },
+  Vary: { description: 'Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding', schema: { type: 'string' } },
+  'Content-Encoding': {
+    description: 'gzip for a body over 1 KiB when Accept-Encoding allows it (D33)',
+    schema: { type: 'string' },
+  },
+} as const;
+
+const conditionalHeaders = {
+  read: z.object({
+    'If-None-Match': z
+      .string()
+      .optional()
+      .openapi({ description: 'An ETag read before: 304 without a body while the resource is unchanged' }),
+  }),
+  write: z.object({
+    'If-Match': z.string().optional().openapi({
+      description: 'The ETag the change is based on (any of its media types), or *: 412 when the resource changed',
+    }),
+  }),
+} as const;
+
 const idempotencyHeaders = z.object({
   'Idempotency-Key': z
     .string()
@@ -252,6 +294,10 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
     );
     add(422, apiError('The Idempotency-Key was used for another request', ['owms.common.idempotency.keyReused']));
   }
+  if (doc.validators === 'read') add(304, noBody('Unchanged since the ETag in If-None-Match; no body', ETAG_HEADER));
+  if (doc.validators === 'write') {
+    add(412, apiError('The resource changed since the ETag in If-Match was read', [PRECONDITION_FAILED]));
+  }
   add(
     503,
     serverError(
@@ -277,6 +323,12 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     responses[Number(status)] = declared ? mergeResponses(declared, response) : response;
   }
   const replayed = { 'Idempotent-Replayed': { description: '`true` on a repeated answer to an Idempotency-Key' } };
+  const tagged = doc.validators ? ETAG_HEADER : {};
+  const requestHeaders = [
+    ...(idempotent ? [idempotencyHeaders] : []),
+    ...(doc.validators ? [conditionalHeaders[doc.validators]] : []),
+    ...(doc.request?.headers ? [doc.request.headers] : []),
+  ];
   const bodies = (definition.consumes ?? []).flatMap((kind) => {
     const schema = kind === 'ndjson' ? doc.request?.lines : doc.request?.body;
     return schema ? [[CONSUMED_TYPES[kind][0]!, { schema }] as const] : [];
@@ -292,13 +344,20 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     request: {
       ...(doc.request?.params && { params: doc.request.params }),
       ...(doc.request?.query && { query: doc.request.query }),
-      ...(idempotent && { headers: idempotencyHeaders }),
+      ...(requestHeaders.length > 0 && {
+        headers: z.object(Object.assign({}, ...requestHeaders.map((headers) => headers.shape))),
+      }),
       ...(bodies.length > 0 && { body: { required: true, content: Object.fromEntries(bodies) } }),
     },
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, response]) => {
         const success = Number(status) < 300;
-        const full = withHeaders(response, { ...REQUEST_ID_HEADER, ...(success && idempotent ? replayed : {}) });
+        const full = withHeaders(response, {
+          ...REQUEST_ID_HEADER,
+          ...GENERAL_HEADERS,
+          ...(success && idempotent ? replayed : {}),
+          ...(success ? tagged : {}),
+        });
         return [
           status,
           {

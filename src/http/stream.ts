@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import client from 'prom-client';
 import { stringifyJson } from '../json.js';
@@ -31,14 +32,15 @@ function flushed(res: Response, event: 'drain' | 'finish', timeoutMs: number): P
   return new Promise((resolve) => {
     const settle = (outcome: Flushed): void => {
       clearTimeout(timer);
-      res.off(event, onFlushed);
+      emitter.off(event, onFlushed);
       res.off('close', onClose);
       resolve(outcome);
     };
     const onFlushed = (): void => settle('flushed');
     const onClose = (): void => settle('closed');
     const timer = setTimeout(() => settle('stalled'), timeoutMs);
-    res.on(event, onFlushed);
+    // A compressed answer takes 'drain' listeners on its gzip stream and returns that stream: removed from there.
+    const emitter: EventEmitter = res.on(event, onFlushed);
     res.on('close', onClose);
   });
 }

@@ -7,6 +7,7 @@ import { HAL_JSON, JSON_TYPE, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
+import { ETAG_HEADER, sendTagged } from '../http/validators.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
@@ -32,6 +33,7 @@ import {
   loadUnitResourceSchema,
   loadUnitSchema,
   loadUnitsOfTransportUnitPath,
+  loadUnitVersion,
   loadUnitView,
 } from './view.js';
 
@@ -79,10 +81,11 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { loadUnit, product } = await reads.run((db) => getLoadUnit(db, pKey));
-      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
+      sendTagged(res, loadUnitVersion(loadUnit, product), loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
       operationId: 'lu-findbypkey',
+      validators: 'read',
       tags: TAGS,
       summary: 'One LoadUnit by its persistent key, with its Product',
       request: { params: loadUnitKeyParamsSchema },
@@ -126,7 +129,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { locked } = parseInput(lockChangeSchema, req.body ?? {});
       const { loadUnit, product } = await withTransaction(pool, (tx) => changeLoadUnitLock(tx, pKey, locked, req.id));
-      sendJson(res, 200, loadUnitResource(loadUnit, product, hrefOf(req)));
+      sendTagged(res, loadUnitVersion(loadUnit, product), loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
       operationId: 'lu-changelock',
@@ -134,7 +137,7 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
       summary: 'Lock the LoadUnit for allocation, or release it',
       request: { params: loadUnitKeyParamsSchema, body: lockChangeSchema },
       responses: {
-        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE),
+        200: body('The LoadUnit', loadUnitResourceSchema, SINGLE_RESOURCE, ETAG_HEADER),
         404: notFound,
       },
     },

@@ -26,6 +26,8 @@ export interface ProductSummaryRow {
   baseUnitCode: string;
   description: string | null;
   availabilityState: string;
+  /** Part of the LoadUnit's entity tag: the LoadUnit embeds its Product. */
+  ol: number;
 }
 
 // bigint columns arrive as strings unless a type parser is installed; Number() reads both.
@@ -210,9 +212,10 @@ export async function selectProductSummaries(db: Queryable, ids: readonly number
     base_unit_code: string;
     description: string | null;
     availability_state: string;
+    ol: number;
   }>(
     `SELECT id, p_key, sku, label, base_unit_magnitude::text AS base_unit_magnitude, base_unit_code, description,
-            availability_state
+            availability_state, ol
        FROM product WHERE id = ANY($1::bigint[])`,
     [ids],
   );
@@ -225,5 +228,6 @@ export async function selectProductSummaries(db: Queryable, ids: readonly number
     baseUnitCode: raw.base_unit_code,
     description: raw.description,
     availabilityState: raw.availability_state,
+    ol: raw.ol,
   }));
 }

@@ -1,4 +1,5 @@
 import { linkSchema, type Link } from '../http/links.js';
+import type { Version } from '../http/validators.js';
 import { put, type Json } from '../http/view.js';
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
@@ -20,6 +21,7 @@ export interface LoadUnitProduct {
   readonly baseUnitCode: string;
   readonly description?: string | null;
   readonly availabilityState?: string | null;
+  readonly ol: number;
 }
 
 export const loadUnitPath = (pKey: string): string => `/v1/load-units/${pKey}`;
@@ -112,4 +114,9 @@ export function loadUnitResource(row: LoadUnitRow, product: LoadUnitProduct | un
   };
   if (product) links.product = { href: hrefOf(`/v1/products/${product.pKey}`) };
   return { ...loadUnitView(row, product), _links: links };
+}
+
+/** The LoadUnit's entity tag (D33) is of its row and of the Product it embeds. */
+export function loadUnitVersion(row: LoadUnitRow, product: LoadUnitProduct | undefined): Version {
+  return [row.pKey, row.ol, product?.ol];
 }

@@ -11,7 +11,7 @@ import {
   moveUnitSchema,
 } from './move-schemas.js';
 import { moveBetweenLocations, moveFromLoadUnit, moveLocationToLoadUnit, moveUnit } from './move-service.js';
-import { sendUnit } from './render.js';
+import { requireUnitMatch, sendUnit } from './render.js';
 import { loadUnitAddressSchema, packagingUnitKeySchema } from './schemas.js';
 import { actorOf } from './stock.js';
 import { packagingUnitResourceSchema } from './view.js';
@@ -87,11 +87,14 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
       const input = parseInput(moveUnitSchema, req.body);
-      const unit = await withTransaction(pool, (tx) => moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits));
+      const unit = await withTransaction(pool, (tx) =>
+        moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits, (locked) => requireUnitMatch(tx, req, locked)),
+      );
       await sendUnit(pool, req, res, unit);
     },
     doc: {
       operationId: 'packaging-units-update',
+      validators: 'write',
       tags,
       summary: 'Move a PackagingUnit (or part of it) to a Location or into another LoadUnit',
       request: {

@@ -285,12 +285,14 @@ async function targetLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow> 
 }
 
 /** Update a unit: move it whole or in part to a Location or into a LoadUnit; returns the unit at the target. */
+/** `checkUnit` sees the unit as locked, before anything changes, and throws to refuse the move. */
 export async function moveUnit(
   tx: Tx,
   pKey: string,
   input: MoveUnitInput,
   actor: Actor,
   mixedAllowed: boolean,
+  checkUnit: (unit: PackagingUnitRow) => Promise<void> = async () => undefined,
 ): Promise<PackagingUnitRow> {
   const key = asUuid(pKey);
   const seen = key ? await selectUnitByPKey(tx, key) : undefined;
@@ -315,6 +317,8 @@ export async function moveUnit(
   const id = await lockUnitIdByPKey(tx, key);
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
+  // D33's If-Match: the unit as locked, before anything moves.
+  await checkUnit(unit);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   const context = moveContext(actor, mixedAllowed);
   const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, context);

@@ -3,11 +3,13 @@ import type { ZodType } from 'zod';
 import type { Queryable } from '../db/tx.js';
 import { halList, LIST_WITH_HAL } from '../http/hal-list.js';
 import { href, hrefOf } from '../http/links.js';
-import { HAL_JSON, isVendorType, PACKAGING_UNIT_VENDOR_TYPES } from '../http/media-types.js';
+import { HAL_JSON, isVendorType, PACKAGING_UNIT_VENDOR_TYPES, SINGLE_RESOURCE } from '../http/media-types.js';
+import { requireMatch, sendTagged, type Version } from '../http/validators.js';
 import { sendJson } from '../http/respond.js';
 import { z } from '../openapi/zod.js';
 import type { HeaderDoc, ResponseDoc } from '../openapi/responses.js';
 import { findLocationsByIds } from '../master-data/service.js';
+import type { LocationRow } from '../master-data/location-sql.js';
 import type { PackagingUnitRow } from './sql.js';
 import {
   PACKAGING_UNITS_REL,
@@ -77,6 +79,11 @@ export async function sendUnitList(
   );
 }
 
+/** The unit's entity tag (D33) is of its row and of the Product, LoadUnit and Location it shows. */
+function unitVersion(unit: PackagingUnitRow, location: LocationRow | undefined): Version {
+  return [unit.pKey, unit.ol, unit.productOl, unit.loadUnitOl, location?.ol];
+}
+
 export async function sendUnit(
   db: Queryable,
   req: Request,
@@ -84,5 +91,14 @@ export async function sendUnit(
   unit: PackagingUnitRow,
   status = 200,
 ): Promise<void> {
-  sendJson(res, status, packagingUnitResource(unit, await viewContext(db, req, [unit])));
+  const context = await viewContext(db, req, [unit]);
+  const location = unit.locationId === null ? undefined : context.locations.get(unit.locationId);
+  sendTagged(res, unitVersion(unit, location), packagingUnitResource(unit, context), status);
+}
+
+/** D33's If-Match on a unit, checked against the unit as locked in the write's transaction. */
+export async function requireUnitMatch(db: Queryable, req: Request, unit: PackagingUnitRow): Promise<void> {
+  if (req.headers['if-match'] === undefined) return;
+  const locations = unit.locationId === null ? undefined : await findLocationsByIds(db, [unit.locationId]);
+  requireMatch(req, SINGLE_RESOURCE, unitVersion(unit, locations?.get(unit.locationId!)));
 }

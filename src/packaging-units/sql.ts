@@ -34,6 +34,9 @@ export interface PackagingUnitRow {
   details: unknown;
   ol: number;
   createDt: Date;
+  /** The embedded Product's and LoadUnit's versions: part of the unit's entity tag. */
+  productOl: number;
+  loadUnitOl: number | null;
 }
 
 /**
@@ -49,7 +52,7 @@ export const UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "produc
          lu.locked AS "loadUnitLocked", tu.bk AS "transportUnitBK", pu.location_id AS "locationId", pu.dimension,
          pu.weight_magnitude::text AS "weightMagnitude", pu.weight_code AS "weightCode", pu.distribution,
          pu.physical_position AS "physicalPosition", pu.serial_number AS "serialNumber", pu.expires_at AS "expiresAt",
-         pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt"`;
+         pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt", p.ol AS "productOl", lu.ol AS "loadUnitOl"`;
 
 const SELECT_UNITS = `
   SELECT ${UNIT_COLUMNS}

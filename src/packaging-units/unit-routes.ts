@@ -4,6 +4,7 @@ import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
+import { ETAG_HEADER } from '../http/validators.js';
 import { movementSchema, movementView } from '../ledger/view.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
@@ -29,6 +30,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
     },
     doc: {
       operationId: 'packaging-units-findbypkey',
+      validators: 'read',
       tags,
       summary: 'One PackagingUnit',
       request: { params: packagingUnitKeySchema },
@@ -71,7 +73,10 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
       tags,
       summary: 'Make a LOCKED unit AVAILABLE again',
       request: { params: packagingUnitKeySchema },
-      responses: { 200: body('The unit, AVAILABLE', packagingUnitResourceSchema, SINGLE_RESOURCE), 404: unknownUnit },
+      responses: {
+        200: body('The unit, AVAILABLE', packagingUnitResourceSchema, SINGLE_RESOURCE, ETAG_HEADER),
+        404: unknownUnit,
+      },
     },
   });
 

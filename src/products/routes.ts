@@ -4,7 +4,10 @@ import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
+import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
+import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref, pageOf } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
+import { requireMatch, sendTagged, type Version } from '../http/validators.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import { validationError } from '../http/api-error.js';
@@ -28,7 +31,7 @@ import {
 import { importProducts, MAX_REPORTED, type ImportResult } from './import.js';
 import type { OnConflict } from './import-sql.js';
 import { selectProductsAfter } from './sql.js';
-import { productResource, productResourceSchema, productSchema, productView } from './view.js';
+import { productResource, productResourceSchema, productSchema, productVersion, productView } from './view.js';
 
 const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
 
@@ -41,6 +44,7 @@ function parseProducts(body: unknown): { products: ProductInput[]; pathPrefix: (
 }
 
 const TAGS = ['Products'];
+const PRODUCTS_REL = 'products';
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
@@ -116,12 +120,31 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     },
   });
 
+  /** D33: a page in id order, plain JSON with a Link to the next, or HAL when named (issue 13's lists). */
+  const sendProductPage = async (req: Request, res: Response, limit: number, after: number | undefined) => {
+    const rows = await reads.run((db) => selectProductsAfter(db, after ?? 0, limit + 1));
+    const page = pageOf(rows, limit, (row) => row.id);
+    const next = nextPageHref(req, page, limit);
+    linkNextPage(res, next);
+    req.mediaType = req.accepts([...LIST_WITH_HAL]) || JSON_TYPE;
+    if (req.mediaType === HAL_JSON) {
+      const items = page.items.map((product) => productResource(product, hrefOf(req)));
+      sendJson(res, 200, halList(href(req, req.originalUrl), PRODUCTS_REL, items, next));
+      return;
+    }
+    sendJson(res, 200, page.items.map(productView));
+  };
+
   routes.add({
     method: 'GET',
     path: '/v1/products',
     produces: [...SINGLE_RESOURCE, ...PLAIN_LIST],
     handler: async (req: Request, res: Response) => {
       const query = parseInput(productQuerySchema, req.query, 'query');
+      if (query.sku === undefined && (query.limit !== undefined || query.after !== undefined)) {
+        await sendProductPage(req, res, query.limit ?? MAX_PAGE_SIZE, query.after);
+        return;
+      }
       if (query.sku === undefined) {
         // HEAD gets the headers GET would send; reading every Product only to discard them is not worth it.
         if (req.method === 'HEAD') {
@@ -140,24 +163,27 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
       const product = await reads.run((db) =>
         uom === undefined ? findProductBySku(db, sku) : findProductBySkuAndUom(db, sku, uom),
       );
-      sendJson(res, 200, productResource(product, hrefOf(req)));
+      sendTagged(res, productVersion(product), productResource(product, hrefOf(req)));
     },
     doc: {
       operationId: 'products-findall',
+      validators: 'read',
       tags: TAGS,
       summary: 'All Products (streamed), or one by SKU, or one by SKU and unit of measure',
       description:
         'The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer ' +
-        'is always a plain application/json array of Products; with sku it is the Product resource in the ' +
-        'negotiated media type.',
+        'is a plain application/json array of Products: all of them streamed, or with limit (and after) one page ' +
+        'with a Link to the next, as HAL with _embedded.products and _links.next when application/hal+json is ' +
+        'named (D33). With sku it is the Product resource in the negotiated media type.',
       request: { query: productQuerySchema },
       responses: {
         200: {
           description: 'All Products (without sku), or the Product with this SKU (and unit of measure)',
           content: {
-            [HAL_JSON]: productResourceSchema,
+            [HAL_JSON]: z.union([productResourceSchema, halListSchema(PRODUCTS_REL, productResourceSchema)]),
             [JSON_TYPE]: z.union([z.array(productSchema), productResourceSchema]),
           },
+          headers: NEXT_PAGE_HEADER,
         },
         404: {
           ...apiError(
@@ -180,10 +206,12 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
-      sendJson(res, 200, productResource(await reads.run((db) => findProductByPKey(db, pKey)), hrefOf(req)));
+      const product = await reads.run((db) => findProductByPKey(db, pKey));
+      sendTagged(res, productVersion(product), productResource(product, hrefOf(req)));
     },
     doc: {
       operationId: 'products-findbyspkey',
+      validators: 'read',
       tags: TAGS,
       summary: 'One Product by its persistent key',
       request: { params: productKeyParamsSchema },
@@ -198,11 +226,13 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     produces: SINGLE_RESOURCE,
     handler: async (req: Request, res: Response) => {
       const input = parseInput(productUpdateSchema, req.body);
-      const product = await withTransaction(pool, (tx) => updateProduct(tx, input, req.id));
-      sendJson(res, 200, productResource(product, hrefOf(req)));
+      const checkVersion = (version: Version): void => requireMatch(req, SINGLE_RESOURCE, version);
+      const product = await withTransaction(pool, (tx) => updateProduct(tx, input, req.id, checkVersion));
+      sendTagged(res, productVersion(product), productResource(product, hrefOf(req)));
     },
     doc: {
       operationId: 'products-update',
+      validators: 'write',
       tags: TAGS,
       summary: 'Replace a Product (identified by pKey); optimistic locking with ol',
       request: { body: productUpdateSchema },

@@ -1,4 +1,5 @@
 import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
+import { MAX_PAGE_SIZE, pageQuerySchema } from '../http/pagination.js';
 import { stringifyJson } from '../json.js';
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
@@ -123,10 +124,25 @@ export const productQuerySchema = z
       description:
         'With sku: the Product only if it has this unit of measure: a code (PC) or an amount and code (12 PC) (D11)',
     }),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE,
+      description: 'Without sku: a page of at most this many Products instead of the whole stream (D33)',
+    }),
+    after: pageQuerySchema.shape.after,
   })
   .refine((query) => query.uom === undefined || query.sku !== undefined, {
     error: 'uom needs sku',
     path: ['uom'],
+  })
+  .refine((query) => query.sku === undefined || query.after === undefined, {
+    error: 'pages the list of all Products: not with sku',
+    path: ['after'],
+  })
+  .refine((query) => query.sku === undefined || query.limit === undefined, {
+    error: 'pages the list of all Products: not with sku',
+    path: ['limit'],
   });
 
 export const productKeyParamsSchema = z.object({ pKey: z.string() });

@@ -6,6 +6,7 @@ import { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
+import type { Version } from '../http/validators.js';
 import { appendCreatedProductEvents, deletedProductEvent, productEvent } from './events.js';
 import { productErrors } from './messages.js';
 import type { ProductInput, ProductUpdateInput } from './schemas.js';
@@ -172,10 +173,17 @@ export async function findProductBySkuAndUom(db: Queryable, sku: string, uom: st
 }
 
 /** D12: a full replacement under the row lock; a sent `ol` must match the stored one. */
-export async function updateProduct(tx: Tx, input: ProductUpdateInput, requestId: string): Promise<ProductRow> {
+/** `checkVersion` sees the Product as locked, before anything changes, and throws to refuse (D33's If-Match). */
+export async function updateProduct(
+  tx: Tx,
+  input: ProductUpdateInput,
+  requestId: string,
+  checkVersion: (version: Version) => void = () => undefined,
+): Promise<ProductRow> {
   const key = asUuid(input.pKey);
   const current = key ? await lockProductByPKey(tx, key) : undefined;
   if (!key || !current) throw productErrors.notFoundByPKey(input.pKey);
+  checkVersion([key, current.ol]);
   if (input.ol !== undefined && input.ol !== null && input.ol !== current.ol) {
     throw productErrors.changedUnexpectedly(input.pKey);
   }

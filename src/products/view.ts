@@ -1,5 +1,6 @@
 import { linksSchema, type Link } from '../http/links.js';
 import { put, type Json } from '../http/view.js';
+import type { Version } from '../http/validators.js';
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import type { ProductRow, ProductUnitRow } from './sql.js';
@@ -110,4 +111,9 @@ export function productResource(product: ProductRow, link: (path: string) => str
     stock: { href: link(`/v1/stock?sku=${encodeURIComponent(product.sku)}`) },
   };
   return { ...productView(product), _links: links };
+}
+
+/** The Product's entity tag (D33) is of its own row: its units and stacking rules change only with it. */
+export function productVersion(product: ProductRow): Version {
+  return [product.pKey, product.ol];
 }

@@ -19,9 +19,9 @@ describe('a query parameter the operation does not take', () => {
     ['/v1/products?SKU=A1', 'SKU'],
     ['/v1/products?skus=A1', 'skus'],
     ['/v1/products?sku%5B%5D=A1', 'sku[]'],
-    ['/v1/products?sku=A1&uom=PC&limit=1', 'limit'],
-  ])('GET %s answers 400 naming %s and the parameters sku, uom', async (path, name) => {
-    expectValidationError(await api.get(path), [[name, takes('sku', 'uom')]]);
+    ['/v1/products?sku=A1&uom=PC&page=1', 'page'],
+  ])('GET %s answers 400 naming %s and the parameters sku, uom, limit, after', async (path, name) => {
+    expectValidationError(await api.get(path), [[name, takes('sku', 'uom', 'limit', 'after')]]);
   });
 
   it.each([

@@ -326,6 +326,7 @@ describe('findLoadUnitByPKey and loadUnitView', () => {
       baseUnitMagnitude: '12',
       baseUnitCode: 'DOZ',
       description: 'twelve',
+      ol: 0,
     });
 
     expect(JSON.parse(JSON.stringify(view))).toEqual({

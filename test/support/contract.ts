@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import type { Express } from 'express';
@@ -222,6 +223,14 @@ export function describeExchange(exchange: Exchange, problems: readonly string[]
   ].join('\n');
 }
 
+/** The body as the client reads it once its Content-Encoding (D33's compression) is undone. */
+function decoded(body: Buffer, encoding: unknown): Buffer {
+  if (encoding === 'gzip') return gunzipSync(body);
+  if (encoding === 'br') return brotliDecompressSync(body);
+  if (encoding === 'deflate') return inflateSync(body);
+  return body;
+}
+
 /** Keeps what the response writes, and hands the whole answer over once it is sent. */
 function captureResponse(req: IncomingMessage, res: ServerResponse, done: (exchange: Exchange) => void): void {
   const method = req.method ?? 'GET';
@@ -255,7 +264,7 @@ function captureResponse(req: IncomingMessage, res: ServerResponse, done: (excha
       url,
       status: res.statusCode,
       contentType: contentType === undefined ? undefined : String(contentType),
-      body: size <= KEPT_BODY_BYTES ? Buffer.concat(chunks) : undefined,
+      body: size <= KEPT_BODY_BYTES ? decoded(Buffer.concat(chunks), res.getHeader('content-encoding')) : undefined,
     });
   });
 }

@@ -111,7 +111,7 @@ export interface paths {
     };
     /**
      * All Products (streamed), or one by SKU, or one by SKU and unit of measure
-     * @description The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer is always a plain application/json array of Products; with sku it is the Product resource in the negotiated media type.
+     * @description The links products-findbysku and products-findbyskuanduom lead here too (D7). Without sku the answer is a plain application/json array of Products: all of them streamed, or with limit (and after) one page with a Link to the next, as HAL with _embedded.products and _links.next when application/hal+json is named (D33). With sku it is the Product resource in the negotiated media type.
      */
     get: operations['products-findall'];
     /** Replace a Product (identified by pKey); optimistic locking with ol */
@@ -577,8 +577,28 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Stock events in commit order after a cursor; long-polls with wait */
+    /**
+     * Stock events in commit order after a cursor; long-polls with wait, or streams them live
+     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.
+     */
     get: operations['events-feed'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/browser': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The stock browser: a page to look up stock by SKU and watch it change */
+    get: operations['stock-browser'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1800,6 +1820,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1815,6 +1843,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1826,6 +1862,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1839,6 +1883,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1861,6 +1913,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1876,6 +1936,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1889,6 +1957,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1900,6 +1976,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1911,6 +1995,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1924,6 +2016,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1946,6 +2046,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1961,6 +2069,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1974,6 +2090,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1985,6 +2109,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1996,6 +2128,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2009,6 +2149,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2031,6 +2179,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2046,6 +2202,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2059,6 +2223,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2070,6 +2242,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2081,6 +2261,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2094,6 +2282,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2116,6 +2312,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2131,6 +2335,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2144,6 +2356,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2155,6 +2375,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2166,6 +2394,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2179,6 +2415,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2279,8 +2523,15 @@ export interface operations {
         sku?: string;
         /** @description With sku: the Product only if it has this unit of measure: a code (PC) or an amount and code (12 PC) (D11) */
         uom?: string;
+        /** @description Without sku: a page of at most this many Products instead of the whole stream (D33) */
+        limit?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
       };
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -2289,20 +2540,73 @@ export interface operations {
       /** @description All Products (without sku), or the Product with this SKU (and unit of measure) */
       200: {
         headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
-          'application/hal+json': components['schemas']['ProductResource'];
+          'application/hal+json':
+            | components['schemas']['ProductResource']
+            | {
+                _embedded: {
+                  products: components['schemas']['ProductResource'][];
+                };
+                _links: {
+                  self: {
+                    href: string;
+                  };
+                  next?: {
+                    href: string;
+                  };
+                };
+              };
           'application/json': components['schemas']['Product'][] | components['schemas']['ProductResource'];
         };
+      };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2317,6 +2621,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2328,6 +2640,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2339,6 +2659,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2350,6 +2678,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2363,6 +2699,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2377,6 +2721,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        'If-Match'?: string;
       };
       path?: never;
       cookie?: never;
@@ -2392,8 +2738,18 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2406,6 +2762,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2420,6 +2784,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2431,6 +2803,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2442,6 +2822,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2453,6 +2841,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2464,6 +2860,33 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2475,6 +2898,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2486,6 +2917,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2497,6 +2936,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2510,6 +2957,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2543,6 +2998,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2558,6 +3021,14 @@ export interface operations {
           Location?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2571,6 +3042,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2585,6 +3064,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2596,6 +3083,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2607,6 +3102,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2618,6 +3121,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2629,6 +3140,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2640,6 +3159,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2651,6 +3178,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2664,6 +3199,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2675,7 +3218,10 @@ export interface operations {
   'products-findbyspkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -2688,6 +3234,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2695,11 +3251,38 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2714,6 +3297,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2725,6 +3316,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2736,6 +3335,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2747,6 +3354,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2760,6 +3375,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2787,6 +3410,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -2798,6 +3429,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2812,6 +3451,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2823,6 +3470,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2834,6 +3489,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2845,6 +3508,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2856,6 +3527,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2869,6 +3548,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2894,6 +3581,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2906,6 +3601,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2920,6 +3623,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2931,6 +3642,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2942,6 +3661,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2953,6 +3680,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2966,6 +3701,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2995,6 +3738,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3006,6 +3757,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3020,6 +3779,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3031,6 +3798,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3042,6 +3817,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3053,6 +3836,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3064,6 +3855,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3075,6 +3874,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3086,6 +3893,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3099,6 +3914,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3126,6 +3949,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3138,6 +3969,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3152,6 +3991,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3163,6 +4010,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3174,6 +4029,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3185,6 +4048,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3198,6 +4069,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3227,6 +4106,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3238,6 +4125,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3252,6 +4147,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3263,6 +4166,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3274,6 +4185,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3285,6 +4204,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3296,6 +4223,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3307,6 +4242,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3318,6 +4261,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3331,6 +4282,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3356,6 +4315,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3368,6 +4335,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3382,6 +4357,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3393,6 +4376,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3404,6 +4395,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3415,6 +4414,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3428,6 +4435,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3459,6 +4474,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3470,6 +4493,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3484,6 +4515,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3495,6 +4534,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3506,6 +4553,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3517,6 +4572,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3528,6 +4591,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3539,6 +4610,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3550,6 +4629,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3563,6 +4650,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3593,6 +4688,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3604,6 +4707,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3618,6 +4729,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3629,6 +4748,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3640,6 +4767,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3651,6 +4786,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3662,6 +4805,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3675,6 +4826,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3705,6 +4864,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3716,6 +4883,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3730,6 +4905,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3741,6 +4924,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3752,6 +4943,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3763,6 +4962,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3774,6 +4981,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3785,6 +5000,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3798,6 +5021,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3809,7 +5040,10 @@ export interface operations {
   'lu-findbypkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -3822,6 +5056,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3829,11 +5073,38 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3848,6 +5119,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3859,6 +5138,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3870,6 +5157,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3881,6 +5176,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3894,6 +5197,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3925,6 +5236,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -3936,6 +5255,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3950,6 +5277,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3961,6 +5296,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3972,6 +5315,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3983,6 +5334,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3994,6 +5353,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4005,6 +5372,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4016,6 +5391,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4029,6 +5412,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4058,8 +5449,18 @@ export interface operations {
       /** @description The LoadUnit */
       200: {
         headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4074,6 +5475,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4088,6 +5497,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4099,6 +5516,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4110,6 +5535,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4121,6 +5554,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4132,6 +5573,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4143,6 +5592,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4154,6 +5611,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4165,6 +5630,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4178,6 +5651,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4209,6 +5690,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4233,6 +5722,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4247,6 +5744,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4258,6 +5763,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4269,6 +5782,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4280,6 +5801,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4293,6 +5822,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4322,6 +5859,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4333,6 +5878,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4347,6 +5900,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4358,6 +5919,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4369,6 +5938,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4380,6 +5957,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4391,6 +5976,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4402,6 +5995,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4413,6 +6014,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4426,6 +6035,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4455,6 +6072,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4466,6 +6091,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4480,6 +6113,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4491,6 +6132,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4502,6 +6151,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4513,6 +6170,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4524,6 +6189,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4535,6 +6208,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4546,6 +6227,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4559,6 +6248,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4570,7 +6267,10 @@ export interface operations {
   'packaging-units-findbypkey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         pKey: string;
       };
@@ -4583,6 +6283,16 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4590,11 +6300,38 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4609,6 +6346,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4620,6 +6365,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4631,6 +6384,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4642,6 +6403,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4655,6 +6424,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4669,6 +6446,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -4686,8 +6465,18 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4700,6 +6489,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4714,6 +6511,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4725,6 +6530,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4736,6 +6549,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4747,6 +6568,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4758,6 +6587,33 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4769,6 +6625,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4780,6 +6644,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4791,6 +6663,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4804,6 +6684,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4831,6 +6719,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -4842,6 +6738,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4856,6 +6760,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4867,6 +6779,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4878,6 +6798,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4889,6 +6817,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4900,6 +6836,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4913,6 +6857,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4940,6 +6892,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4954,6 +6914,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4968,6 +6936,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4979,6 +6955,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4990,6 +6974,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5003,6 +6995,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5037,6 +7037,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5048,6 +7056,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5062,6 +7078,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5073,6 +7097,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5084,6 +7116,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5095,6 +7135,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5106,6 +7154,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5117,6 +7173,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5128,6 +7192,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5141,6 +7213,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5184,6 +7264,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5199,6 +7287,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5213,6 +7309,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5224,6 +7328,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5235,6 +7347,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5246,6 +7366,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5257,6 +7385,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5268,6 +7404,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5279,6 +7423,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5290,6 +7442,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5303,6 +7463,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5342,6 +7510,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5353,6 +7529,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5367,6 +7551,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5378,6 +7570,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5389,6 +7589,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5400,6 +7608,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5411,6 +7627,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5422,6 +7646,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5433,6 +7665,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5446,6 +7686,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5470,6 +7718,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5484,6 +7740,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5498,6 +7762,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5509,6 +7781,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5520,6 +7800,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5533,6 +7821,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5557,6 +7853,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5571,6 +7875,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5585,6 +7897,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5596,6 +7916,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5607,6 +7935,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5620,6 +7956,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5644,6 +7988,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5658,6 +8010,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5672,6 +8032,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5683,6 +8051,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5694,6 +8070,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5705,6 +8089,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5718,6 +8110,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5748,6 +8148,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5762,6 +8170,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5776,6 +8192,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5787,6 +8211,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5798,6 +8230,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5809,6 +8249,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5822,6 +8270,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5854,6 +8310,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -5869,6 +8333,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5883,6 +8355,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5894,6 +8374,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5905,6 +8393,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5916,6 +8412,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5927,6 +8431,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5938,6 +8450,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5949,6 +8469,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5960,6 +8488,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5973,6 +8509,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6020,6 +8564,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -6031,6 +8583,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6045,6 +8605,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6056,6 +8624,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6067,6 +8643,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6078,6 +8662,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6089,6 +8681,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6100,6 +8700,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6111,6 +8719,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6124,6 +8740,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6149,8 +8773,18 @@ export interface operations {
       /** @description The unit, AVAILABLE */
       200: {
         headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -6165,6 +8799,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6179,6 +8821,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6190,6 +8840,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6201,6 +8859,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6212,6 +8878,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6223,6 +8897,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6234,6 +8916,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6247,6 +8937,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6278,6 +8976,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6289,6 +8995,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6303,6 +9017,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6314,6 +9036,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6325,6 +9055,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6336,6 +9074,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6349,6 +9095,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6385,6 +9139,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -6398,6 +9160,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6412,6 +9182,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6423,6 +9201,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6434,6 +9220,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6445,6 +9239,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6456,6 +9258,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6467,6 +9277,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6478,6 +9296,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6489,6 +9315,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6502,6 +9336,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6625,6 +9467,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -6636,6 +9486,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6650,6 +9508,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6661,6 +9527,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6672,6 +9546,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6683,6 +9565,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6694,6 +9584,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6707,6 +9605,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7100,6 +10006,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7126,6 +10040,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7140,6 +10062,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7151,6 +10081,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7162,6 +10100,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7173,6 +10119,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7184,6 +10138,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7197,6 +10159,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7214,21 +10184,33 @@ export interface operations {
         /** @description Seconds to wait for an event when none is newer than `after` (long poll) */
         wait?: number;
       };
-      header?: never;
+      header?: {
+        /** @description text/event-stream: the id of the last event received; the stream resumes after it */
+        'Last-Event-ID'?: string;
+      };
       path?: never;
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The events after `after`, oldest first, and the cursor to continue from */
+      /** @description The events after `after`, oldest first, and the cursor to continue from; or their stream */
       200: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['FeedPage'];
+          'text/event-stream': string;
         };
       };
       /** @description A cursor past the newest event: core.validation.error; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
@@ -7236,6 +10218,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7250,6 +10240,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7261,6 +10259,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7272,6 +10278,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7283,10 +10297,107 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description text/event-stream: this instance has EVENT_STREAMS_MAX streams open already; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'stock-browser': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
@@ -7296,6 +10407,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7318,6 +10437,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7329,6 +10456,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7340,6 +10475,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7353,6 +10496,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7375,6 +10526,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7386,6 +10545,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7397,6 +10564,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7410,6 +10585,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7432,6 +10615,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7443,6 +10634,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7454,6 +10653,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7467,6 +10674,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7489,6 +10704,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7500,6 +10723,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7513,6 +10744,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7524,6 +10763,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7535,6 +10782,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7548,6 +10803,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7570,6 +10833,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7583,6 +10854,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7594,6 +10873,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7607,6 +10894,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7629,6 +10924,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7640,6 +10943,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7651,6 +10962,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7664,6 +10983,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {

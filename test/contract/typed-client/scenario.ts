@@ -78,7 +78,8 @@ export async function runScenario(baseUrl: string, token: string, tag: string): 
   const bySku = await client.GET('/v1/products', { params: { query: { sku } } });
   expectStatus(name, bySku.response, 200);
   const found = present(name, bySku.data);
-  if (Array.isArray(found)) throw new UnexpectedAnswer(`${name}: a list instead of the Product`);
+  if (Array.isArray(found) || '_embedded' in found)
+    throw new UnexpectedAnswer(`${name}: a list instead of the Product`);
   expectEqual(name, found.sku, sku);
   expectEqual(name, found._links.self.href, location);
   const pKey = found.pKey;

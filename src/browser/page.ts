@@ -1,0 +1,95 @@
+/**
+ * The stock browser's document and styles (issue 27). Everything is served by the service itself, so the page
+ * works without internet access; its script lives in ./client and is compiled by the build.
+ */
+export const PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Stock browser · Inventory Service</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/browser/styles.css">
+<script type="module" src="/browser/page.js"></script>
+</head>
+<body>
+<header><h1>Stock browser</h1></header>
+<main>
+  <form id="search" class="search">
+    <div class="field">
+      <label for="token">Access token</label>
+      <input id="token" name="token" type="password" autocomplete="off" required
+        aria-describedby="token-hint">
+      <small id="token-hint">Kept only in this tab's memory; a reload forgets it.</small>
+    </div>
+    <div class="field">
+      <label for="sku">SKU</label>
+      <input id="sku" name="sku" type="search" required autocomplete="off">
+    </div>
+    <button type="submit">Show stock</button>
+  </form>
+  <p id="status" role="status" aria-live="polite"></p>
+
+  <section id="stock" aria-labelledby="stock-heading" hidden>
+    <h2 id="stock-heading">Stock of <span id="stock-sku"></span></h2>
+    <div class="scroll">
+      <table>
+        <thead>
+          <tr><th scope="col">Location group</th><th scope="col">On hand</th><th scope="col">Reserved</th>
+            <th scope="col">Available</th></tr>
+        </thead>
+        <tbody id="stock-rows"></tbody>
+        <tfoot id="stock-total"></tfoot>
+      </table>
+    </div>
+  </section>
+
+  <section id="units" aria-labelledby="units-heading" hidden>
+    <h2 id="units-heading">PackagingUnits</h2>
+    <ul id="unit-list" class="units"></ul>
+  </section>
+
+  <section id="unit" aria-labelledby="unit-heading" hidden>
+    <h2 id="unit-heading" tabindex="-1">PackagingUnit</h2>
+    <dl id="unit-details"></dl>
+  </section>
+
+  <section aria-labelledby="live-heading">
+    <h2 id="live-heading">Live changes <span id="live-state" class="badge">not connected</span></h2>
+    <ol id="live" class="live" aria-live="polite" aria-relevant="additions"></ol>
+  </section>
+</main>
+</body>
+</html>
+`;
+
+export const PAGE_STYLES = `:root { color-scheme: light dark; --accent: #0b5cad; --line: #8884; font-family: system-ui, sans-serif; }
+body { margin: 0; line-height: 1.4; }
+header { padding: 0.75rem 1rem; background: var(--accent); color: #fff; }
+h1 { margin: 0; font-size: 1.4rem; }
+h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
+main { max-width: 60rem; margin: 0 auto; padding: 0.5rem 1rem 2rem; }
+.search { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: end; }
+.field { display: flex; flex-direction: column; flex: 1 1 14rem; }
+label { font-weight: 600; }
+input, button { font: inherit; padding: 0.6rem 0.7rem; min-height: 2.75rem; border-radius: 0.3rem; }
+input { border: 1px solid #888; }
+button { border: 0; background: var(--accent); color: #fff; cursor: pointer; }
+button.unit { width: 100%; text-align: left; background: transparent; color: inherit; border: 1px solid var(--line); }
+button.unit[aria-pressed="true"] { border-color: var(--accent); box-shadow: inset 4px 0 var(--accent); }
+:focus-visible { outline: 3px solid #f90; outline-offset: 2px; }
+small { color: #666; }
+#status:empty { display: none; }
+#status.error { color: #b00020; font-weight: 600; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { padding: 0.45rem 0.6rem; border-bottom: 1px solid var(--line); text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+tfoot td { font-weight: 700; }
+.units { list-style: none; padding: 0; display: grid; gap: 0.5rem; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; }
+.badge { font-size: 0.8rem; font-weight: 400; padding: 0.1rem 0.5rem; border-radius: 1rem; border: 1px solid var(--line); }
+.live { font-family: ui-monospace, monospace; font-size: 0.9rem; max-height: 14rem; overflow-y: auto; }
+`;

@@ -1,0 +1,76 @@
+import type { Request, Response } from 'express';
+import { ApiError } from './api-error.js';
+import { JSON_TYPE } from './media-types.js';
+import { sendJson } from './respond.js';
+
+/**
+ * What a representation is made of, as versions: the resource's pKey and `ol`, then the `ol` of every row it
+ * embeds (a PackagingUnit shows its Product, LoadUnit and Location). Each rises with every change of its row, so
+ * the tag changes with the representation without a second query or a hash of the body (D33).
+ */
+export type Version = readonly (string | number | null | undefined)[];
+
+/** A short, stable word per media type: a tag differs between a resource's representations (D33). */
+function mediaWord(mediaType: string): string {
+  return mediaType.replace(/^application\//, '').replace(/[^a-z0-9]+/gi, '-');
+}
+
+/** The strong entity tag of one representation: `"<pKey>.<ol>[.<embedded ol>…].<media>"`. */
+export function entityTag(version: Version, mediaType: string): string {
+  return `"${version.map((part) => part ?? '-').join('.')}.${mediaWord(mediaType)}"`;
+}
+
+/** The tags of an If-Match or If-None-Match header; `*` stands for itself. */
+function listedTags(header: string): string[] {
+  return header.match(/\*|(?:W\/)?"[^"]*"/g) ?? [];
+}
+
+function namesTag(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  return listedTags(header).some((listed) => listed === '*' || listed.replace(/^W\//, '') === tag);
+}
+
+/**
+ * A single resource (200) with its ETag. A read whose If-None-Match names that tag (weak comparison, as RFC 9110
+ * has it for If-None-Match) or is `*` gets 304 without a body instead.
+ */
+export function sendTagged(res: Response, version: Version, body: unknown, status = 200): void {
+  const { req } = res;
+  const tag = entityTag(version, req.mediaType ?? JSON_TYPE);
+  res.setHeader('ETag', tag);
+  if ((req.method === 'GET' || req.method === 'HEAD') && namesTag(req.headers['if-none-match'], tag)) {
+    res.status(304).end();
+    return;
+  }
+  sendJson(res, status, body);
+}
+
+export const PRECONDITION_FAILED = 'owms.wms.inv.preconditionFailed';
+
+/** The response header of every answer `sendTagged` writes, for the OpenAPI document. */
+export const ETAG_HEADER = {
+  ETag: {
+    description: 'Strong entity tag of this representation; it changes with the resource and differs per media type',
+    schema: { type: 'string' },
+  },
+} as const;
+
+/**
+ * D33: a write with If-Match goes ahead only when the header names the resource's current tag in any of its media
+ * types (strong comparison: a weak tag never matches), or is `*`. Called with the resource as locked in the
+ * write's transaction, so nothing can change between the check and the write. Without the header: nothing to check.
+ */
+export function requireMatch(req: Request, produces: readonly string[], version: Version): void {
+  const header = req.headers['if-match'];
+  if (header === undefined) return;
+  const listed = listedTags(header);
+  if (listed.includes('*')) return;
+  const current = produces.map((mediaType) => entityTag(version, mediaType));
+  if (listed.some((tag) => current.includes(tag))) return;
+  throw new ApiError(
+    412,
+    PRECONDITION_FAILED,
+    `The resource [${String(version[0])}] has changed since the tag in If-Match was read; read it again`,
+    { obj: [String(version[0])] },
+  );
+}
