@@ -202,6 +202,47 @@ export class BodyBudget {
   }
 }
 
+/**
+ * Reads a body piece by piece as it arrives, decompressed and strictly decoded as readText does, and yields each
+ * decoded piece: only the piece being handled is held, and the socket is read only as fast as the caller takes
+ * pieces. Beyond `limit` in total a 413; bytes that are no character a 400, its text after `where()` (what the
+ * caller was reading). `onPiece` sees each piece (an idempotency hash). When the caller stops early the rest of the
+ * body is read off unkept, so the answer reaches a client still sending.
+ */
+export async function* readPieces(
+  req: Request,
+  limit: ByteSize,
+  onPiece?: (piece: string) => void,
+  where: () => string = () => '',
+): AsyncGenerator<string> {
+  const body = openBody(req);
+  const { decoder, source } = body;
+  let size = 0;
+  const decode = (chunk?: Buffer): string => {
+    let text: string;
+    try {
+      text = chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      throw unreadableBody(`${where()}the body is not valid ${decoder.encoding}`);
+    }
+    onPiece?.(text);
+    return text;
+  };
+  try {
+    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit.bytes) throw payloadTooLarge(limit.text);
+      yield decode(chunk);
+    }
+    yield decode();
+  } catch (error) {
+    if (error instanceof ServerError) throw error;
+    throw unreadableBody((error as Error).message || 'the body could not be read');
+  } finally {
+    body.close();
+  }
+}
+
 /** One line of a streamed body: its number (from 1) and its text without the line break. */
 export interface BodyLine {
   readonly number: number;
@@ -209,11 +250,9 @@ export interface BodyLine {
 }
 
 /**
- * Reads a body line by line as it arrives (NDJSON), decompressed and strictly decoded as readText does: only the
- * line being read is held, and the socket is read only as fast as the caller takes lines, so a body may be far
- * larger than memory. Beyond `limit` in total a 413; a line longer than `lineLimit` (counted in characters, which
- * are never more than its bytes) a 413 naming it. `onPiece` sees the decoded text piece by piece (an idempotency hash).
- * When the caller stops early the rest of the body is read off unkept, so the answer reaches a client still sending.
+ * Reads a body line by line as it arrives (NDJSON), as readPieces does: only the line being read is held, so a body
+ * may be far larger than memory. A line longer than `lineLimit` (counted in characters, which are never more than
+ * its bytes) is a 413 naming it.
  */
 export async function* readLines(
   req: Request,
@@ -221,26 +260,15 @@ export async function* readLines(
   lineLimit: ByteSize,
   onPiece?: (piece: string) => void,
 ): AsyncGenerator<BodyLine> {
-  const body = openBody(req);
-  const { decoder, source } = body;
-  let size = 0;
   let pending = '';
   let number = 0;
-  const decode = (chunk?: Buffer): string => {
-    try {
-      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
-    } catch {
-      throw unreadableBody(`line ${number + 1}: the body is not valid ${decoder.encoding}`);
-    }
-  };
   const tooLong = (): ServerError =>
     new ServerError(
       413,
       'PayloadTooLargeException',
       `Request body line ${number + 1} exceeds the limit of one resource, ${lineLimit.text}`,
     );
-  function* split(text: string): Generator<BodyLine> {
-    onPiece?.(text);
+  for await (const text of readPieces(req, limit, onPiece, () => `line ${number + 1}: `)) {
     pending += text;
     let start = 0;
     for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
@@ -252,18 +280,5 @@ export async function* readLines(
     pending = pending.slice(start);
     if (pending.length > lineLimit.bytes) throw tooLong();
   }
-  try {
-    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit.bytes) throw payloadTooLarge(limit.text);
-      yield* split(decode(chunk));
-    }
-    yield* split(decode());
-    if (pending !== '') yield { number: number + 1, text: pending };
-  } catch (error) {
-    if (error instanceof ServerError) throw error;
-    throw unreadableBody((error as Error).message || 'the body could not be read');
-  } finally {
-    body.close();
-  }
+  if (pending !== '') yield { number: number + 1, text: pending };
 }

@@ -104,6 +104,51 @@ async function copyLines(tx: Tx, lines: AsyncIterable<ImportLine>, timeoutMs: nu
   return [products, rules];
 }
 
+/** How the 400 and 409 of staged Products name them: at most `limit` (all when null), each where it was sent. */
+export interface StagedReport {
+  readonly limit: number | null;
+  /** What a path is prefixed with for the Product of a staging row's `line`: `line 3: `, `[3].`. */
+  readonly pathOf: (line: number) => string;
+}
+
+/**
+ * D10 over the Products staged in product_import: the 400 for an unknown stacked product and the 409 for a SKU sent
+ * twice or stored already, then set-based inserts in line order and D27's one `product.event.created` per product.
+ * Answers the pKey when exactly one product was sent.
+ */
+export async function storeStagedProducts(
+  tx: Tx,
+  { products, rules }: { readonly products: number; readonly rules: number },
+  requestId: string,
+  report: StagedReport,
+): Promise<string | undefined> {
+  if (rules > 0) {
+    const unknown = await unknownStackedProducts(tx, report.limit);
+    if (unknown.length > 0) {
+      throw productErrors.unknownStackedProducts(
+        unknown.map(({ line, position, sku }) => ({
+          path: `${report.pathOf(line)}stackingRules[${position}].allowedProduct.sku`,
+          sku,
+        })),
+      );
+    }
+  }
+  await tx.query('SAVEPOINT import_products');
+  try {
+    await insertImportedProducts(tx);
+  } catch (error) {
+    if (!isSkuTaken(error)) throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT import_products');
+    const conflicting = await conflictingImportedSkus(tx, report.limit);
+    throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
+  }
+  await insertImportedUnits(tx);
+  if (rules > 0 && (await insertImportedRules(tx)) !== rules) {
+    throw new Error('a stacking rule names a product that does not exist');
+  }
+  return appendImportedProductEvents(tx, products, requestId);
+}
+
 /**
  * D10 for a streamed body (issue 14): the same validation, all or nothing in the caller's transaction, the same
  * 400 for an unknown stacked product and 409 for a SKU sent twice or stored already (each naming at most
@@ -120,29 +165,8 @@ export async function importProducts(
   await createImportTable(tx);
   const [products, rules] = await copyLines(tx, lines, timeoutMs);
   if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
-  if (rules > 0) {
-    const unknown = await unknownStackedProducts(tx, MAX_REPORTED);
-    if (unknown.length > 0) {
-      throw productErrors.unknownStackedProducts(
-        unknown.map(({ line, position, sku }) => ({
-          path: `line ${line}: stackingRules[${position}].allowedProduct.sku`,
-          sku,
-        })),
-      );
-    }
-  }
-  await tx.query('SAVEPOINT import_products');
-  try {
-    await insertImportedProducts(tx);
-  } catch (error) {
-    if (!isSkuTaken(error)) throw error;
-    await tx.query('ROLLBACK TO SAVEPOINT import_products');
-    const conflicting = await conflictingImportedSkus(tx, MAX_REPORTED);
-    throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
-  }
-  await insertImportedUnits(tx);
-  if (rules > 0 && (await insertImportedRules(tx)) !== rules) {
-    throw new Error('a stacking rule names a product that does not exist');
-  }
-  return appendImportedProductEvents(tx, products, requestId);
+  return storeStagedProducts(tx, { products, rules }, requestId, {
+    limit: MAX_REPORTED,
+    pathOf: (line) => `line ${line}: `,
+  });
 }

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { ByteSize } from '../config.js';
 import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
@@ -7,17 +8,17 @@ import { readLines } from '../http/body.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { tooManyAtOnce } from '../http/server-error.js';
-import { isJsonObject, parseInput } from '../http/validate.js';
+import { parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import {
   productCreateSchema,
   productKeyParamsSchema,
+  productListSchema,
   productQuerySchema,
   productUpdateSchema,
-  type ProductInput,
 } from './schemas.js';
+import { createProducts, missingBody, stageProducts, type StagedProducts } from './bulk.js';
 import {
-  createProducts,
   deleteProduct,
   findProductByPKey,
   findProductBySku,
@@ -28,14 +29,13 @@ import { importProducts, MAX_REPORTED } from './import.js';
 import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
-const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
-
-/** D10: an array, or one object treated as an array of one (its field paths then carry no index). */
-function parseProducts(body: unknown): { products: ProductInput[]; pathPrefix: (index: number) => string } {
-  if (isJsonObject(body)) {
-    return { products: [parseInput(productCreateSchema, body)], pathPrefix: () => '' };
-  }
-  return { products: parseInput(productListSchema, body), pathPrefix: (index) => `[${index}].` };
+/** Issue 26: a JSON bulk is staged as it arrives; its spool is let go when the answer is sent or the client leaves. */
+async function stageBody(pieces: AsyncIterable<string>, productLimit: ByteSize, req: Request): Promise<StagedProducts> {
+  const staged = await stageProducts(pieces, productLimit);
+  const release = (): void => void staged.rows.close().catch(() => undefined);
+  if (req.res!.closed) release();
+  else req.res!.once('close', release);
+  return staged;
 }
 
 const TAGS = ['Products'];
@@ -69,15 +69,17 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     path: '/v1/products',
     consumes: ['json', 'ndjson'],
     bulk: true,
+    readJson: stageBody,
     handler: async (req: Request, res: Response) => {
       let pKey: string | undefined;
       if (req.is(NDJSON)) {
         pKey = await importStreamed(req);
       } else {
-        const { products, pathPrefix } = parseProducts(req.body);
-        // The validated Products are all that is needed now: a bulk's parsed body (tens of MB) need not outlive them.
-        req.body = undefined;
-        pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
+        const staged = req.body as StagedProducts | undefined;
+        if (!staged) throw missingBody();
+        if (staged.invalid) throw staged.invalid;
+        const options = { requestId: req.id, timeoutMs: config.db.statementTimeoutMs };
+        pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options));
       }
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
