@@ -19,6 +19,8 @@ import { productValues, ruleValues, unitValues } from './service.js';
 
 /** Rows go to the spool in pieces of about this many characters. */
 const SPOOL_PIECE_CHARS = 256 * 1024;
+/** The longest the event loop is kept by this body before other requests are served: a slice of its work. */
+const SLICE_MS = 10;
 
 /** A JSON bulk body read, checked and staged as COPY rows; nothing is stored yet. */
 export interface StagedProducts {
@@ -69,17 +71,29 @@ export async function stageProducts(pieces: AsyncIterable<string>, productLimit:
       pending += importRowOfRule(line, rule);
     }
   };
+  let sliceStarted = performance.now();
+  // Other requests are served between two slices, even when the body arrives faster than it is checked.
+  const sliceUsed = (): boolean => performance.now() - sliceStarted >= SLICE_MS;
+  const nextSlice = async (): Promise<void> => {
+    await nextTurn();
+    sliceStarted = performance.now();
+  };
+  const stageAll = async (list: readonly JsonElement[]): Promise<void> => {
+    for (const element of list) {
+      stage(element);
+      if (sliceUsed()) await nextSlice();
+    }
+  };
   try {
     for await (const piece of pieces) {
-      elements.write(piece).forEach(stage);
+      await stageAll(elements.write(piece));
       if (pending.length >= SPOOL_PIECE_CHARS) {
         await rows.write(pending);
         pending = '';
       }
-      // Other requests are served between two pieces, even when the body arrives faster than it is checked.
-      await nextTurn();
+      if (sliceUsed()) await nextSlice();
     }
-    elements.end().forEach(stage);
+    await stageAll(elements.end());
     if (pending !== '') await rows.write(pending);
   } catch (error) {
     await rows.close();
