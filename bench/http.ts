@@ -2,6 +2,7 @@ import http from 'node:http';
 
 export interface TimedResponse {
   readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
   readonly ms: number;
 }
@@ -29,6 +30,7 @@ export function timedRequest(
         response.on('end', () =>
           resolve({
             status: response.statusCode ?? 0,
+            headers: response.headers,
             body: Buffer.concat(chunks).toString('utf8'),
             ms: performance.now() - started,
           }),

@@ -22,6 +22,7 @@ import { eventsMixed, eventsMixedStock } from './scenario-8-events-mixed.js';
 import { eventsBulk } from './scenario-9-events-bulk.js';
 import { productsBySkuOnWorkers } from './scenario-10-workers.js';
 import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
+import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock-levels.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -34,7 +35,12 @@ const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) 
 /** Everything the selected scenarios need, set-based and outside any timed part. */
 async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   await seedMasterData(db.pool);
-  if (wants(config, 1, 2, 5, 6, 8)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 1, 2, 5, 6, 8, 12)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 12)) {
+    await seedProducts(db.pool, hotStock.productPrefix, 1, 1);
+    await seedStock(db.pool, hotStock);
+    await lockSomeHotLoadUnits(db.pool);
+  }
   if (wants(config, 2, 6, 8)) {
     await seedStock(db.pool, {
       productPrefix: 'P',
@@ -120,6 +126,7 @@ async function main(): Promise<number> {
   // scenario 3 left in the outbox, outside its measurement.
   const plan: [number, () => Promise<ScenarioResult>][] = [
     [1, () => productsBySku(ctx)],
+    [12, () => stockLevels(ctx)],
     [10, () => productsBySkuOnWorkers(ctx)],
     [11, () => productsBySkuWithReplica(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 // The invariant checks are the test suite's, limited to the benchmark's Products by SKU prefix.
-export { ledgerViolations, reservationViolations } from '../test/support/stock-invariants.js';
+export { ledgerViolations, reservationViolations, stockLevelViolations } from '../test/support/stock-invariants.js';
 
 /** Sum of the quantities ever reserved (in PC) on the Products whose SKU starts with the prefix. */
 export async function reservedTotal(pool: pg.Pool, skuPrefix: string): Promise<number> {

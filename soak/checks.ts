@@ -5,6 +5,7 @@ import {
   reservationMismatches,
   reservationViolations,
   reservedTotal,
+  stockLevelViolations,
 } from '../bench/stock-checks.js';
 import { count } from './format.js';
 import type { SoakTally } from './tally.js';
@@ -49,6 +50,7 @@ export async function endChecks(
 ): Promise<CheckResult[]> {
   const reservations = await reservationViolations(pool);
   const ledger = await ledgerViolations(pool, MIXED_PREFIX);
+  const stockLevels = await stockLevelViolations(pool);
   const answered = tally.allocations.byReservation;
   const mismatches = await reservationMismatches(pool, answered);
   const reserved = await reservedTotal(pool, MIXED_PREFIX);
@@ -65,6 +67,11 @@ export async function endChecks(
       'quantity ≥ 0, 0 ≤ reserved ≤ quantity and reserved = active reservations on every unit',
     ),
     result('ledger (mixed Products)', ledger, "every unit's latest ledger row ends at its quantity and reservation"),
+    result(
+      'stock levels (every Product)',
+      stockLevels,
+      'the kept per-Product sums that stock levels read equal the sums over the units',
+    ),
     result(
       'acknowledged allocations stored',
       mismatches,

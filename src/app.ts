@@ -28,6 +28,7 @@ import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
+import { addStockRoutes } from './stock/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
   addProductRoutes,
@@ -37,6 +38,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitRoutes,
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
+  addStockRoutes,
   addFeedRoutes,
 ];
 

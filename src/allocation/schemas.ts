@@ -11,7 +11,8 @@ export const allocationRequestSchema = z
 
 export type AllocationRequest = z.output<typeof allocationRequestSchema>;
 
-const groupNames = z.union([z.string(), z.array(z.string())]).transform((value) =>
+/** LocationGroup names, comma-separated or repeated; blanks left out. */
+export const locationGroupNamesSchema = z.union([z.string(), z.array(z.string())]).transform((value) =>
   (Array.isArray(value) ? value : [value])
     .flatMap((names) => names.split(','))
     .map((name) => name.trim())
@@ -20,7 +21,7 @@ const groupNames = z.union([z.string(), z.array(z.string())]).transform((value) 
 
 /** `sourceLocationGroupNames` comma-separated or repeated; `allowPartial` defaults to true (D23). */
 export const allocationQuerySchema = z.object({
-  sourceLocationGroupNames: groupNames.optional().openapi({
+  sourceLocationGroupNames: locationGroupNamesSchema.optional().openapi({
     description: 'Take only from these LocationGroups and their children: comma-separated or repeated',
   }),
   allowPartial: z

@@ -10,7 +10,12 @@ export interface AllocatedProduct {
   readonly baseUnitCode: string;
 }
 
-const ALLOCATABLE = `pu.load_unit_id IS NOT NULL AND pu.state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base`;
+/**
+ * D23's candidate, in the SQL functions of migration 0010 that stock levels (D31) use too, so that `available`
+ * and allocation can never disagree: the unit, its LoadUnit and its Product each allocatable, something left free.
+ */
+const ALLOCATABLE = `allocatable_unit(pu.state, pu.load_unit_id) AND allocatable_load_unit(lu.locked)
+  AND pu.qty_base > pu.reserved_base`;
 
 /** A unit allocation may take from, as PackagingUnitRow reads it, with the Location its LoadUnit is on. */
 export type CandidateUnit = PackagingUnitRow & {
@@ -57,8 +62,8 @@ export async function lockNextCandidates(
            JOIN load_unit lu ON lu.id = pu.load_unit_id
            JOIN transport_unit tu ON tu.id = lu.transport_unit_id
            LEFT JOIN location loc ON loc.id = tu.actual_location_id
-          WHERE pu.product_id = (SELECT id FROM p WHERE availability_state = 'AVAILABLE')
-            AND ${ALLOCATABLE} AND NOT lu.locked
+          WHERE pu.product_id = (SELECT id FROM p WHERE allocatable_product(availability_state))
+            AND ${ALLOCATABLE}
             AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
             AND pu.id <> ALL($3::bigint[])
           ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
@@ -71,7 +76,7 @@ export async function lockNextCandidates(
        )
        SELECT json_build_object('sku', p.sku, 'baseUnitCode', p.base_unit_code) AS product,
               c.id AS "candidateId", ${UNIT_COLUMNS}, loc.erp_code AS "erpCode",
-              COALESCE(${ALLOCATABLE} AND NOT lu.locked
+              COALESCE(${ALLOCATABLE}
                        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
          FROM p
          LEFT JOIN candidate c ON true

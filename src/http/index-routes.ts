@@ -25,6 +25,8 @@ const PRODUCT_LINKS: readonly LinkSpec[] = [
   ['products-create', '/v1/products'],
   ['products-update', '/v1/products'],
   ['products-delete', '/v1/products/{pKey}'],
+  ['stock-findbysku', '/v1/stock?sku={sku}'],
+  ['stock-findall', '/v1/stock'],
 ];
 
 const LOAD_UNIT_LINKS: readonly LinkSpec[] = [

@@ -62,7 +62,7 @@ export const productSchema = z.object(productFields).strict().openapi('Product')
 export const productResourceSchema = z
   .object({
     ...productFields,
-    _links: linksSchema(['self', 'packaging-units']),
+    _links: linksSchema(['self', 'packaging-units', 'stock']),
   })
   .strict()
   .openapi('ProductResource');
@@ -107,6 +107,7 @@ export function productResource(product: ProductRow, link: (path: string) => str
   const links: Record<string, Link> = {
     self: { href: link(`/v1/products/${product.pKey}`) },
     'packaging-units': { href: link(`/v1/packaging-units?sku=${encodeURIComponent(product.sku)}`) },
+    stock: { href: link(`/v1/stock?sku=${encodeURIComponent(product.sku)}`) },
   };
   return { ...productView(product), _links: links };
 }

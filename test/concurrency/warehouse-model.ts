@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { aQuantity, type QuantityJson } from '../support/builders.js';
 import {
   givenDivided,
+  givenGroups,
   givenLocations,
   givenProduct,
   givenTransportUnit,
@@ -19,6 +20,8 @@ import { storedUnits, type StoredUnit } from '../support/stock-invariants.js';
 export interface Warehouse {
   /** Product 0 counts pieces (PC, DOZ), product 1 weighs (G, KG). */
   skus: [string, string];
+  /** Group 1 is a child of group 0; Location 0 stands in group 1, Location 1 in group 2, Location 2 in none. */
+  groups: [string, string, string];
   locations: { locationId: string; erpCode: string; id: number }[];
   loadUnits: { transportUnitBK: string; position: string; pKey: string; id: number }[];
 }
@@ -28,9 +31,11 @@ export async function aWarehouse(app: Target, pool: pg.Pool): Promise<Warehouse>
     await givenProduct(app, { baseUnit: aQuantity(1, 'PC') }),
     await givenProduct(app, { baseUnit: aQuantity(1, 'G') }),
   ];
-  const seeds = [0, 1, 2].map(() => {
+  const groups: [string, string, string] = [unique('PG'), unique('PG'), unique('PG')];
+  await givenGroups(app, { name: groups[1], parent: groups[0] }, { name: groups[0] }, { name: groups[2] });
+  const seeds = [groups[1], groups[2], undefined].map((locationGroupName) => {
     const locationId = unique('PLOC');
-    return { locationId, erpCode: `ERP-${locationId}` };
+    return { locationId, erpCode: `ERP-${locationId}`, ...(locationGroupName ? { locationGroupName } : {}) };
   });
   await givenLocations(app, ...seeds);
   const bks = [unique('PTU'), unique('PTU')];
@@ -50,9 +55,11 @@ export async function aWarehouse(app: Target, pool: pg.Pool): Promise<Warehouse>
   );
   return {
     skus,
-    locations: seeds.map((seed) => ({
-      ...seed,
-      id: Number(locationRows.rows.find((row) => row.location_id === seed.locationId)!.id),
+    groups,
+    locations: seeds.map(({ locationId, erpCode }) => ({
+      locationId,
+      erpCode,
+      id: Number(locationRows.rows.find((row) => row.location_id === locationId)!.id),
     })),
     loadUnits: loadUnitRows.rows.map((row) => ({
       transportUnitBK: row.bk,
@@ -95,7 +102,12 @@ export type Command =
   | { t: 'deleteUnit'; unit: number }
   | { t: 'deleteOnLocation'; p: number; loc: number; amount: Amount | null }
   | { t: 'reserve'; p: number; amount: Amount; allowPartial: boolean }
-  | { t: 'release'; reservation: number };
+  | { t: 'release'; reservation: number }
+  | { t: 'lockLoadUnit'; lu: number; locked: boolean }
+  | { t: 'productState'; p: number; state: 'AVAILABLE' | 'LOCKED' | 'QC_LOCKED' }
+  | { t: 'reportProblem'; unit: number; amount: Amount }
+  | { t: 'releaseUnit'; unit: number }
+  | { t: 'moveTransportUnit'; tu: number; loc: number };
 
 const product = fc.integer({ min: 0, max: 1 });
 const lu = fc.integer({ min: 0, max: 3 });
@@ -143,7 +155,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({ t: fc.constant('moveToLoadUnit' as const), p: product, loc, lu, amount: maybeAmount }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('deleteUnit' as const), unit: index }) },
@@ -156,6 +168,21 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({ t: fc.constant('reserve' as const), p: product, amount, allowPartial: fc.boolean() }),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('release' as const), reservation: index }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('lockLoadUnit' as const), lu, locked: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('productState' as const),
+      p: product,
+      state: fc.constantFrom('AVAILABLE' as const, 'LOCKED' as const, 'QC_LOCKED' as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('reportProblem' as const), unit: index, amount }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('releaseUnit' as const), unit: index }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ t: fc.constant('moveTransportUnit' as const), tu: fc.integer({ min: 0, max: 1 }), loc }),
+  },
 );
 
 /** Up to 15 operations; the first two to four create stock, so that the rest finds something to work on. */

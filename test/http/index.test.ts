@@ -46,6 +46,8 @@ const PRODUCTS: Links = hrefs({
   'products-create': '/v1/products',
   'products-update': '/v1/products',
   'products-delete': '/v1/products/{pKey}',
+  'stock-findbysku': '/v1/stock?sku={sku}',
+  'stock-findall': '/v1/stock',
   self: '/v1/products/index',
 });
 

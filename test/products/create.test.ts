@@ -120,6 +120,7 @@ describe('POST /v1/products', () => {
       _links: {
         self: { href: `${BASE_URL}/v1/products/${pKey}` },
         'packaging-units': { href: `${BASE_URL}/v1/packaging-units?sku=${encodeURIComponent(product.sku)}` },
+        stock: { href: `${BASE_URL}/v1/stock?sku=${encodeURIComponent(product.sku)}` },
       },
     };
     for (const response of [bySku, byPKey]) {

@@ -62,6 +62,7 @@ describe('GET /v1/products?sku= (D11)', () => {
       _links: {
         self: { href: `${BASE_URL}/v1/products/${dozensPKey}` },
         'packaging-units': { href: `${BASE_URL}/v1/packaging-units?sku=${encodeURIComponent(dozens.sku)}` },
+        stock: { href: `${BASE_URL}/v1/stock?sku=${encodeURIComponent(dozens.sku)}` },
       },
     });
   });

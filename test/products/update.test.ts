@@ -76,6 +76,7 @@ describe('PUT /v1/products (D12)', () => {
       _links: {
         self: { href: `${BASE_URL}/v1/products/${stored.pKey}` },
         'packaging-units': { href: `${BASE_URL}/v1/packaging-units?sku=${encodeURIComponent(stored.body.sku)}` },
+        stock: { href: `${BASE_URL}/v1/stock?sku=${encodeURIComponent(stored.body.sku)}` },
       },
     };
     expect(response.status).toBe(200);

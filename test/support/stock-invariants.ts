@@ -104,6 +104,36 @@ export async function ledgerViolations(pool: pg.Pool, skuPrefix?: string): Promi
   return rows.map((row) => row.line);
 }
 
+/**
+ * D31: the per-Product sums that stock levels read (stock_level, kept by triggers) differ from the sums over the
+ * units: on hand, reserved, and what the units' own state leaves free. Every Product has its row. At most 20 lines.
+ */
+export async function stockLevelViolations(pool: pg.Pool, skuPrefix?: string): Promise<string[]> {
+  const { rows } = await pool.query<{ line: string }>(
+    `WITH units AS (
+       SELECT pu.product_id, sum(pu.qty_base) AS on_hand, sum(pu.reserved_base) AS reserved,
+              sum(pu.qty_base - pu.reserved_base) FILTER (WHERE pu.state = 'AVAILABLE' AND pu.load_unit_id IS NOT NULL)
+                AS free
+         FROM packaging_unit pu GROUP BY pu.product_id
+     )
+     SELECT format('product %s: kept on hand %s reserved %s free %s, units hold %s, %s, %s', p.sku, sl.on_hand,
+                   sl.reserved, sl.free, COALESCE(u.on_hand, 0), COALESCE(u.reserved, 0), COALESCE(u.free, 0)) AS line
+       FROM product p
+       LEFT JOIN stock_level sl ON sl.product_id = p.id
+       LEFT JOIN units u ON u.product_id = p.id
+      WHERE ${OF_PRODUCTS}
+        AND (sl.product_id IS NULL OR sl.on_hand <> COALESCE(u.on_hand, 0) OR sl.reserved <> COALESCE(u.reserved, 0)
+             OR sl.free <> COALESCE(u.free, 0))
+      LIMIT 20`,
+    [skuPrefix ?? null],
+  );
+  return rows.map((row) => row.line);
+}
+
 export async function allViolations(pool: pg.Pool): Promise<string[]> {
-  return [...(await reservationViolations(pool)), ...(await ledgerViolations(pool))];
+  return [
+    ...(await reservationViolations(pool)),
+    ...(await ledgerViolations(pool)),
+    ...(await stockLevelViolations(pool)),
+  ];
 }

@@ -478,6 +478,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/stock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A Product's stock on hand, reserved and available; without sku every Product's, a page at a time
+     * @description With `sku`: `{sku, onHand, reserved, available, asOf}` in the Product's base unit, from one snapshot; `available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. `by` adds rows per place that add up to the totals; `at` answers onHand and reserved at a past instant. Without `sku`: every Product in SKU order, zeros included, `limit`/`after` pages with a `Link: rel="next"`.
+     */
+    get: operations['stock-find'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events': {
     parameters: {
       query?: never;
@@ -610,6 +630,8 @@ export interface components {
         'products-create': components['schemas']['Link'];
         'products-update': components['schemas']['Link'];
         'products-delete': components['schemas']['Link'];
+        'stock-findbysku': components['schemas']['Link'];
+        'stock-findall': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
     };
@@ -761,6 +783,7 @@ export interface components {
       _links: {
         self: components['schemas']['Link'];
         'packaging-units': components['schemas']['Link'];
+        stock: components['schemas']['Link'];
       };
     };
     /**
@@ -1403,6 +1426,67 @@ export interface components {
     AllocationRequest: {
       sku: string;
       qty: components['schemas']['PositiveQuantity'];
+    };
+    StockLevel: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** Format: date-time */
+      asOf: string;
+      rows?:
+        | {
+            locationGroupName: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[]
+        | {
+            locationId: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[];
+    };
+    ProductStock: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available: components['schemas']['QuantityValue'];
+    };
+    StockLevelResource: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** Format: date-time */
+      asOf: string;
+      rows?:
+        | {
+            locationGroupName: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[]
+        | {
+            locationId: string | null;
+            onHand: components['schemas']['QuantityValue'];
+            reserved: components['schemas']['QuantityValue'];
+            available: components['schemas']['QuantityValue'];
+          }[];
+      _links: {
+        self: components['schemas']['Link'];
+        product: components['schemas']['Link'];
+      };
+    };
+    ProductStockResource: {
+      sku: string;
+      onHand: components['schemas']['QuantityValue'];
+      reserved: components['schemas']['QuantityValue'];
+      available: components['schemas']['QuantityValue'];
+      _links: {
+        self: components['schemas']['Link'];
+      };
     };
     FeedPage: {
       events: components['schemas']['FeedEvent'][];
@@ -6170,6 +6254,140 @@ export interface operations {
       };
       /** @description The Idempotency-Key was used for another request: owms.common.idempotency.keyReused */
       422: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'stock-find': {
+    parameters: {
+      query?: {
+        /** @description The Product; without it, every Product a page at a time */
+        sku?: string;
+        /** @description Only stock in these LocationGroups and their children, comma-separated or repeated (as allocation) */
+        sourceLocationGroupNames?: string | string[];
+        /** @description Adds `rows`: the figures per LocationGroup or per Location holding stock */
+        by?: 'locationGroup' | 'location';
+        /** @description onHand and reserved as they were at this past instant, from the ledger; available is left out */
+        at?: string;
+        /** @description Without sku: at most this many Products; a `Link: rel="next"` header leads to the rest */
+        limit?: number;
+        /** @description Without sku: where the page starts; take it from the previous page's next link */
+        after?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One Product's figures, or a page of every Product's */
+      200: {
+        headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StockLevel'] | components['schemas']['ProductStock'][];
+          'application/hal+json':
+            | components['schemas']['StockLevelResource']
+            | {
+                _embedded: {
+                  stock: components['schemas']['ProductStockResource'][];
+                };
+                _links: {
+                  self: {
+                    href: string;
+                  };
+                  next?: {
+                    href: string;
+                  };
+                };
+              };
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description Unknown SKU: not.found */
+      404: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The instant is older than the ledger kept: owms.wms.inv.stock.historyExpired */
+      410: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
