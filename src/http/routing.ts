@@ -36,9 +36,9 @@ export interface RouteDefinition {
   readonly bulk?: boolean;
   /**
    * Reads a JSON body as it arrives instead of whole (issue 26): gets its decoded text piece by piece and answers
-   * what the handler finds as `req.body`; `productLimit` is the limit of one resource.
+   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource.
    */
-  readonly readJson?: (pieces: AsyncIterable<string>, productLimit: ByteSize, req: Request) => Promise<unknown>;
+  readonly readJson?: (pieces: AsyncIterable<string>, resourceLimit: ByteSize, req: Request) => Promise<unknown>;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;

@@ -104,6 +104,28 @@ async function copyLines(tx: Tx, lines: AsyncIterable<ImportLine>, timeoutMs: nu
   return [products, rules];
 }
 
+/**
+ * D10 for a streamed body (issue 14): the same validation, all or nothing in the caller's transaction, the same
+ * 400 for an unknown stacked product and 409 for a SKU sent twice or stored already (each naming at most
+ * MAX_REPORTED), and D27's one `product.event.created` per product in line order. The body is never held: lines
+ * go through COPY into a staging table, which set-based statements then check and insert from. Answers the pKey
+ * when exactly one product was sent.
+ */
+export async function importProducts(
+  tx: Tx,
+  lines: AsyncIterable<ImportLine>,
+  { requestId, timeoutMs }: ImportOptions,
+): Promise<string | undefined> {
+  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
+  await createImportTable(tx);
+  const [products, rules] = await copyLines(tx, lines, timeoutMs);
+  if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
+  return storeStagedProducts(tx, { products, rules }, requestId, {
+    limit: MAX_REPORTED,
+    pathOf: (line) => `line ${line}: `,
+  });
+}
+
 /** How the 400 and 409 of staged Products name them: at most `limit` (all when null), each where it was sent. */
 export interface StagedReport {
   readonly limit: number | null;
@@ -147,26 +169,4 @@ export async function storeStagedProducts(
     throw new Error('a stacking rule names a product that does not exist');
   }
   return appendImportedProductEvents(tx, products, requestId);
-}
-
-/**
- * D10 for a streamed body (issue 14): the same validation, all or nothing in the caller's transaction, the same
- * 400 for an unknown stacked product and 409 for a SKU sent twice or stored already (each naming at most
- * MAX_REPORTED), and D27's one `product.event.created` per product in line order. The body is never held: lines
- * go through COPY into a staging table, which set-based statements then check and insert from. Answers the pKey
- * when exactly one product was sent.
- */
-export async function importProducts(
-  tx: Tx,
-  lines: AsyncIterable<ImportLine>,
-  { requestId, timeoutMs }: ImportOptions,
-): Promise<string | undefined> {
-  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
-  await createImportTable(tx);
-  const [products, rules] = await copyLines(tx, lines, timeoutMs);
-  if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
-  return storeStagedProducts(tx, { products, rules }, requestId, {
-    limit: MAX_REPORTED,
-    pathOf: (line) => `line ${line}: `,
-  });
 }
