@@ -17,6 +17,7 @@ import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
+import { StreamedImports } from './http/streamed-imports.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
 import { addFeedRoutes } from './events/feed-routes.js';
@@ -86,6 +87,7 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
   readReplica?.registerMetrics(metrics.registry);
   const reads = readReplica ?? primaryReads(pool);
   const streams = new JsonArrayStreams(config.streams, metrics.registry);
+  const imports = new StreamedImports(config.bodies, config.http.requestTimeoutMs);
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
@@ -99,7 +101,7 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams });
+  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams, imports });
   addOperatorRoutes(
     app,
     routes,

@@ -102,6 +102,7 @@ const environmentSchema = z
     BODY_BUDGET: byteSize.optional(),
     IMPORT_BODY_LIMIT: byteSize.optional(),
     IMPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(2),
+    IMPORT_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
     BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
@@ -150,6 +151,14 @@ const environmentSchema = z
     }
     if (bodies.budget.bytes < bodies.bulkLimit.bytes) {
       ctx.addIssue({ code: 'custom', path: ['BODY_BUDGET'], message: 'must not be smaller than BULK_BODY_LIMIT' });
+    }
+    // Node refuses to create a server whose headers may take longer than the whole request (issue 26).
+    if (env.HTTP_REQUEST_TIMEOUT_MS < env.HTTP_HEADERS_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HTTP_REQUEST_TIMEOUT_MS'],
+        message: `must not be smaller than HTTP_HEADERS_TIMEOUT_MS (${env.HTTP_HEADERS_TIMEOUT_MS})`,
+      });
     }
     if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
       ctx.addIssue({
@@ -223,6 +232,8 @@ export interface BodyLimits {
   readonly importLimit: ByteSize;
   /** Streamed imports a process runs at once: each holds a connection and a transaction for its whole upload. */
   readonly importMaxConcurrent: number;
+  /** A streamed import whose client sends nothing for this long is cancelled (408). */
+  readonly importStallTimeoutMs: number;
 }
 
 /**
@@ -236,6 +247,7 @@ function bodyLimitsOf(env: {
   BODY_BUDGET_WAIT_MS: number;
   IMPORT_BODY_LIMIT?: ByteSize;
   IMPORT_MAX_CONCURRENT: number;
+  IMPORT_STALL_TIMEOUT_MS: number;
 }): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
   return {
@@ -245,6 +257,7 @@ function bodyLimitsOf(env: {
     budgetWaitMs: env.BODY_BUDGET_WAIT_MS,
     importLimit: env.IMPORT_BODY_LIMIT ?? DEFAULT_IMPORT_BODY_LIMIT,
     importMaxConcurrent: env.IMPORT_MAX_CONCURRENT,
+    importStallTimeoutMs: env.IMPORT_STALL_TIMEOUT_MS,
   };
 }
 

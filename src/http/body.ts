@@ -205,15 +205,14 @@ export class BodyBudget {
 /**
  * Reads a body piece by piece as it arrives, decompressed and strictly decoded as readText does, and yields each
  * decoded piece: only the piece being handled is held, and the socket is read only as fast as the caller takes
- * pieces. Beyond `limit` in total a 413; bytes that are no character a 400, its text after `where()` (what the
- * caller was reading). `onPiece` sees each piece (an idempotency hash). When the caller stops early the rest of the
- * body is read off unkept, so the answer reaches a client still sending.
+ * pieces (a JSON bulk, issue 26). Beyond `limit` in total a 413; bytes that are no character a 400. `onPiece` sees
+ * each piece (an idempotency hash). When the caller stops early the rest of the body is read off unkept, so the
+ * answer reaches a client still sending.
  */
 export async function* readPieces(
   req: Request,
   limit: ByteSize,
   onPiece?: (piece: string) => void,
-  where: () => string = () => '',
 ): AsyncGenerator<string> {
   const body = openBody(req);
   const { decoder, source } = body;
@@ -223,7 +222,7 @@ export async function* readPieces(
     try {
       text = chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
     } catch {
-      throw unreadableBody(`${where()}the body is not valid ${decoder.encoding}`);
+      throw unreadableBody(`the body is not valid ${decoder.encoding}`);
     }
     onPiece?.(text);
     return text;
@@ -249,36 +248,163 @@ export interface BodyLine {
   readonly text: string;
 }
 
+/** What bounds a streamed body besides its size: every one of them ends the body with a clear error. */
+export interface LineBounds {
+  /** The whole body, counted after decompression. */
+  readonly limit: ByteSize;
+  /** One line, counted in characters (never more than its bytes). */
+  readonly lineLimit: ByteSize;
+  /** The longest wait for the client's next bytes (IMPORT_STALL_TIMEOUT_MS). */
+  readonly stallTimeoutMs: number;
+  /** When the whole body must have been read (ms since the epoch), and the setting that says so. */
+  readonly deadline: { readonly at: number; readonly ms: number };
+}
+
 /**
- * Reads a body line by line as it arrives (NDJSON), as readPieces does: only the line being read is held, so a body
- * may be far larger than memory. A line longer than `lineLimit` (counted in characters, which are never more than
- * its bytes) is a 413 naming it.
+ * Blank lines send nothing onwards, so a body of nothing else (a gigabyte of them from a megabyte of gzip) would
+ * keep an import's COPY waiting for data for as long as it takes to read them (issue 26). A few separate records.
  */
-export async function* readLines(
-  req: Request,
-  limit: ByteSize,
-  lineLimit: ByteSize,
-  onPiece?: (piece: string) => void,
-): AsyncGenerator<BodyLine> {
+export const MAX_BLANK_LINES_IN_A_ROW = 1000;
+
+// Connection: close: the client may still be sending, and nothing of the rest would be read.
+const timedOut = (message: string): ServerError =>
+  new ServerError(408, 'RequestTimeoutException', message, { Connection: 'close' });
+
+/** Tomcat's (and so Spring's) name for a client that left mid-request; only the log sees the answer. */
+const clientGone = (): ServerError =>
+  new ServerError(400, 'ClientAbortException', 'The client closed the connection before the body ended');
+
+const isBlank = (text: string, start: number, end: number): boolean => {
+  for (let index = start; index < end; index++) {
+    const code = text.charCodeAt(index);
+    if (code !== 0x20 && code !== 0x09 && code !== 0x0d) return text.slice(start, end).trim() === '';
+  }
+  return true;
+};
+
+/**
+ * The body's next piece of bytes, decompressed, or null at its end. Rejects when the client sends nothing for
+ * `stallTimeoutMs`, when the deadline passes, and when the client goes away before the body ended (a gzip body's
+ * decompressor would otherwise wait for it for ever). Listeners are added only while waiting and removed after,
+ * so a refusal leaves the request free to be read off.
+ */
+function nextPiece(req: Request, source: Readable, bounds: LineBounds): Promise<Buffer | null> {
+  if (Date.now() >= bounds.deadline.at) return Promise.reject(pastDeadline(bounds));
+  if (req.destroyed && !req.complete) return Promise.reject(clientGone());
+  const ready = source.read() as Buffer | null;
+  if (ready !== null) return Promise.resolve(ready);
+  if (source.readableEnded) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const waitMs = Math.min(bounds.stallTimeoutMs, bounds.deadline.at - Date.now());
+    const timer = setTimeout(() => {
+      settle();
+      reject(
+        Date.now() >= bounds.deadline.at
+          ? pastDeadline(bounds)
+          : timedOut(`The client sent nothing for ${bounds.stallTimeoutMs} ms (IMPORT_STALL_TIMEOUT_MS)`),
+      );
+    }, waitMs);
+    const onReadable = (): void => {
+      const piece = source.read() as Buffer | null;
+      if (piece === null) return;
+      settle();
+      resolve(piece);
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(null);
+    };
+    const onError = (error: Error): void => {
+      settle();
+      reject(req.complete ? unreadableBody(error.message || 'the body could not be read') : clientGone());
+    };
+    const onClose = (): void => {
+      if (req.complete) return;
+      settle();
+      reject(clientGone());
+    };
+    function settle(): void {
+      clearTimeout(timer);
+      source.off('readable', onReadable).off('end', onEnd).off('error', onError);
+      req.off('close', onClose);
+    }
+    source.on('readable', onReadable).on('end', onEnd).on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+const pastDeadline = (bounds: LineBounds): ServerError =>
+  timedOut(`The body did not arrive within ${bounds.deadline.ms} ms (HTTP_REQUEST_TIMEOUT_MS)`);
+
+/**
+ * Reads a body line by line as it arrives (NDJSON), decompressed and strictly decoded as readText does: only the
+ * line being read is held, and the socket is read only as fast as the caller takes lines, so a body may be far
+ * larger than memory. Blank lines are counted but not yielded. Beyond `limit` in total a 413; a line longer than
+ * `lineLimit` a 413 naming it; more than MAX_BLANK_LINES_IN_A_ROW blank lines a 400 naming the line; a client that
+ * stalls or passes the deadline a 408 (see nextPiece). When the caller stops early the rest of the body is read
+ * off unkept, so the answer reaches a client still sending.
+ */
+export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerator<BodyLine> {
+  const { limit, lineLimit } = bounds;
+  const body = openBody(req);
+  const { decoder, source } = body;
+  // An error while no piece is awaited (the client leaving between two) is heard by the next wait.
+  source.on('error', () => undefined);
+  let size = 0;
   let pending = '';
   let number = 0;
+  let blankInARow = 0;
+  const decode = (chunk?: Buffer): string => {
+    try {
+      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      throw unreadableBody(`line ${number + 1}: the body is not valid ${decoder.encoding}`);
+    }
+  };
   const tooLong = (): ServerError =>
     new ServerError(
       413,
       'PayloadTooLargeException',
       `Request body line ${number + 1} exceeds the limit of one resource, ${lineLimit.text}`,
     );
-  for await (const text of readPieces(req, limit, onPiece, () => `line ${number + 1}: `)) {
+  function* line(start: number, end: number): Generator<BodyLine> {
+    number++;
+    if (isBlank(pending, start, end)) {
+      if (++blankInARow > MAX_BLANK_LINES_IN_A_ROW) {
+        throw unreadableBody(`line ${number}: more than ${MAX_BLANK_LINES_IN_A_ROW} blank lines in a row`);
+      }
+      return;
+    }
+    blankInARow = 0;
+    yield { number, text: pending.slice(start, pending.charCodeAt(end - 1) === 0x0d ? end - 1 : end) };
+  }
+  function* split(text: string): Generator<BodyLine> {
     pending += text;
     let start = 0;
     for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
       if (end - start > lineLimit.bytes) throw tooLong();
-      number++;
-      yield { number, text: pending.slice(start, pending.charCodeAt(end - 1) === 0x0d ? end - 1 : end) };
+      yield* line(start, end);
       start = end + 1;
     }
     pending = pending.slice(start);
     if (pending.length > lineLimit.bytes) throw tooLong();
   }
-  if (pending !== '') yield { number: number + 1, text: pending };
+  try {
+    for (
+      let chunk = await nextPiece(req, source, bounds);
+      chunk !== null;
+      chunk = await nextPiece(req, source, bounds)
+    ) {
+      size += chunk.length;
+      if (size > limit.bytes) throw payloadTooLarge(limit.text);
+      yield* split(decode(chunk));
+    }
+    yield* split(decode());
+    if (pending !== '') yield* line(0, pending.length);
+  } catch (error) {
+    if (error instanceof ServerError) throw error;
+    throw unreadableBody((error as Error).message || 'the body could not be read');
+  } finally {
+    body.close();
+  }
 }

@@ -4,6 +4,7 @@ import type { Reads } from '../db/read-replica.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import type { Routes } from './routing.js';
 import type { JsonArrayStreams } from './stream.js';
+import type { StreamedImports } from './streamed-imports.js';
 
 /** What a feature's route factory receives: the route table to add to and the shared dependencies. */
 export interface FeatureDependencies {
@@ -15,6 +16,8 @@ export interface FeatureDependencies {
   readonly events: EventsRuntime;
   /** The instance's streamed lists, bounded together. */
   readonly streams: JsonArrayStreams;
+  /** The instance's streamed (NDJSON) imports, bounded together. */
+  readonly imports: StreamedImports;
 }
 
 export type AddFeatureRoutes = (routes: Routes, dependencies: FeatureDependencies) => void;

@@ -243,6 +243,13 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
           'an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT',
         ),
       );
+      add(
+        408,
+        serverError(
+          'NDJSON: the client sent nothing for IMPORT_STALL_TIMEOUT_MS, or the body did not arrive within ' +
+            'HTTP_REQUEST_TIMEOUT_MS; nothing is stored (Connection: close)',
+        ),
+      );
     }
     add(415, serverError('The body is of a media type the operation does not read'));
   }

@@ -12,7 +12,7 @@ import {
   importRowOfRule,
   importRowOfUnit,
 } from './import-sql.js';
-import { storeStagedProducts, type ImportOptions } from './import.js';
+import { storeStagedProducts } from './import.js';
 import { RowSpool } from './row-spool.js';
 import { productCreateSchema, productListSchema } from './schemas.js';
 import { productValues, ruleValues, unitValues } from './service.js';
@@ -124,9 +124,15 @@ export function missingBody(): ApiError {
 export async function createProducts(
   tx: Tx,
   staged: StagedProducts,
-  { requestId, timeoutMs }: ImportOptions,
+  { requestId, timeoutMs }: { readonly requestId: string; readonly timeoutMs: number },
 ): Promise<string | undefined> {
-  await createImportTable(tx);
+  await createImportTable(tx, 'fail');
   await pipeline(staged.rows.read(), tx.query(copyIntoImportTable(timeoutMs)));
-  return storeStagedProducts(tx, staged, requestId, { limit: null, pathOf: staged.pathOf });
+  const { pKey } = await storeStagedProducts(
+    tx,
+    staged,
+    { requestId, onConflict: 'fail' },
+    { limit: null, pathOf: staged.pathOf },
+  );
+  return pKey;
 }

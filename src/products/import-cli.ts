@@ -6,18 +6,25 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { refuseCommandLine } from '../command-line.js';
 import { CsvToNdjson } from './import-csv.js';
+import { ImportProgress } from './import-progress.js';
 
-const USAGE = `Usage: node dist/products/import-cli.js [--url URL] [--token TOKEN] [--format ndjson|csv] FILE
+const USAGE = `Usage: node dist/products/import-cli.js [--url URL] [--token TOKEN] [--format ndjson|csv]
+                                         [--on-conflict fail|skip|update] FILE
        npm run --silent import -- [options] FILE
 
 Streams FILE to POST /v1/products of a running service as one all-or-nothing import (application/x-ndjson),
-with a progress line on stderr. Exits 0 once the service has stored every Product; 1 with the service's error
-when it refused the import (then nothing is stored) or could not be reached; 2 when called the wrong way.
+with a progress line on stderr. Exits 0 once the service has stored the import, saying how many Products it
+created, skipped and updated; 1 with the service's error when it refused the import (then nothing is stored) or
+could not be reached; 2 when called the wrong way.
 
   FILE             NDJSON (one Product per line, as POST /v1/products takes them), or CSV with a header row
   --url URL        the service's base URL (default: $INVENTORY_URL, else http://127.0.0.1:8080)
   --token TOKEN    a bearer token that may write (default: $TOKEN; npm run -s token prints one)
   --format FORMAT  ndjson or csv (default: csv for a name ending in .csv, else ndjson)
+  --on-conflict MODE
+                   what to do with a SKU the service stores already: fail (the default: refuse the import),
+                   skip (leave it as it is) or update (replace it by its line, as PUT does, where it differs);
+                   so an import can be run again
 
 CSV columns, by header name in any order (an empty field is an absent one): sku, baseUnitMagnitude and
 baseUnitCode (required), label, accountId, description, availabilityState, classification, group, stockZone,
@@ -36,6 +43,8 @@ interface Options {
   readonly format: 'ndjson' | 'csv';
 }
 
+const ON_CONFLICT = ['fail', 'skip', 'update'];
+
 function optionsOf(args: readonly string[]): Options {
   let parsed;
   try {
@@ -46,6 +55,7 @@ function optionsOf(args: readonly string[]): Options {
         url: { type: 'string' },
         token: { type: 'string' },
         format: { type: 'string' },
+        'on-conflict': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -61,10 +71,12 @@ function optionsOf(args: readonly string[]): Options {
   if (extra !== undefined) refuseCommandLine(`Unexpected argument '${extra}'.`, USAGE);
   const format = parsed.values.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
   if (format !== 'ndjson' && format !== 'csv') refuseCommandLine(`Unknown format '${format}'.`, USAGE);
+  const onConflict = parsed.values['on-conflict'] ?? 'fail';
+  if (!ON_CONFLICT.includes(onConflict)) refuseCommandLine(`Unknown --on-conflict '${onConflict}'.`, USAGE);
   const base = parsed.values.url ?? process.env.INVENTORY_URL ?? 'http://127.0.0.1:8080';
   let url: URL;
   try {
-    url = new URL('v1/products', base.endsWith('/') ? base : `${base}/`);
+    url = new URL(`v1/products?onConflict=${onConflict}`, base.endsWith('/') ? base : `${base}/`);
   } catch {
     refuseCommandLine(`'${base}' is no URL.`, USAGE);
   }
@@ -75,52 +87,25 @@ function optionsOf(args: readonly string[]): Options {
 
 const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 
-function duration(seconds: number): string {
-  const whole = Math.max(0, Math.round(seconds));
-  const minutes = Math.floor(whole / 60);
-  return `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}:${String(whole % 60).padStart(2, '0')}`;
-}
-
-/** Rows sent, their rate, and the time left estimated from the share of the file read so far. */
-class Progress {
-  rows = 0;
-  bytes = 0;
-  private readonly started = Date.now();
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(private readonly size: number) {
-    const tty = process.stderr.isTTY;
-    this.timer = setInterval(
-      () => this.print(tty ? '\r' : '', tty ? '\x1b[K' : '\n'),
-      tty ? PROGRESS_EVERY_MS : LOG_PROGRESS_EVERY_MS,
-    );
-    this.timer.unref();
-  }
-
-  get seconds(): number {
-    return (Date.now() - this.started) / 1000;
-  }
-
-  print(start: string, end: string): void {
-    const seconds = this.seconds || 0.001;
-    const share = this.size > 0 ? Math.min(1, this.bytes / this.size) : undefined;
-    const eta = share ? seconds / share - seconds : 0;
-    const left =
-      share === undefined
-        ? `${(this.bytes / 1e6).toFixed(1)} MB`
-        : `${(share * 100).toFixed(0)}% of ${(this.size / 1e6).toFixed(1)} MB  ` +
-          (share < 1 ? `ETA ${duration(eta)}` : 'sent, the service is storing them');
-    process.stderr.write(`${start}${count(this.rows)} rows  ${count(this.rows / seconds)} rows/s  ${left}${end}`);
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-    if (process.stderr.isTTY) this.print('\r', '\x1b[K\n');
-  }
+/** Prints the progress line every so often: rewritten in place on a terminal, a line at a time in a log. */
+function printEverySoOften(progress: ImportProgress): () => void {
+  const tty = process.stderr.isTTY;
+  const print = (start: string, end: string): void => {
+    process.stderr.write(`${start}${progress.line()}${end}`);
+  };
+  const timer = setInterval(
+    () => print(tty ? '\r' : '', tty ? '\x1b[K' : '\n'),
+    tty ? PROGRESS_EVERY_MS : LOG_PROGRESS_EVERY_MS,
+  );
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    if (tty) print('\r', '\x1b[K\n');
+  };
 }
 
 /** Counts the file's bytes (and, for NDJSON, its lines) as they pass. */
-function counter(progress: Progress, countLines: boolean): Transform {
+function counter(progress: ImportProgress, countLines: boolean): Transform {
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
       progress.bytes += chunk.length;
@@ -158,7 +143,8 @@ async function importFile({ file, url, token, format }: Options): Promise<number
     process.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
     return 1;
   }
-  const progress = new Progress(size);
+  const progress = new ImportProgress(size);
+  const stopPrinting = printEverySoOften(progress);
   const request = (url.protocol === 'https:' ? https : http).request(url, {
     method: 'POST',
     headers: {
@@ -187,23 +173,25 @@ async function importFile({ file, url, token, format }: Options): Promise<number
       ? pipeline(source, counted, new CsvToNdjson(() => progress.rows++), request)
       : pipeline(source, counted, request);
   const uploaded = uploading.then(
-    () => undefined,
+    () => progress.sent(),
     (error: Error) => error,
   );
   let answer: Answer;
   try {
     answer = await answered;
   } catch (error) {
-    progress.stop();
+    stopPrinting();
     const cause = (await uploaded) ?? (error as Error);
     process.stderr.write(`Import failed after ${count(progress.rows)} rows: ${cause.message}\n`);
     return 1;
   }
-  progress.stop();
-  if (answer.status === 201) {
+  stopPrinting();
+  if (answer.status === 200 || answer.status === 201) {
     const seconds = progress.seconds;
+    const { created, skipped, updated } = JSON.parse(answer.body) as Record<string, number>;
     process.stderr.write(
-      `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s (${count(progress.rows / seconds)}/s)\n`,
+      `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s ` +
+        `(${count(progress.rows / seconds)}/s): ${created} created, ${skipped} skipped, ${updated} updated\n`,
     );
     return 0;
   }

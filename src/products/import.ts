@@ -2,32 +2,34 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Tx } from '../db/tx.js';
 import { validationError } from '../http/api-error.js';
+import type { BodyLine } from '../http/body.js';
 import { unreadableBody } from '../http/server-error.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { appendImportedProductEvents } from './events.js';
 import {
+  analyzeImportTable,
   conflictingImportedSkus,
   copyIntoImportTable,
   createImportTable,
+  importedRulesToStore,
+  importOutcomes,
   importRowOfProduct,
   importRowOfRule,
   importRowOfUnit,
   insertImportedProducts,
   insertImportedRules,
   insertImportedUnits,
+  insertNewImportedProducts,
+  markChangedImportedProducts,
+  type OnConflict,
   unknownStackedProducts,
+  updateChangedImportedProducts,
 } from './import-sql.js';
 import { productErrors } from './messages.js';
 import { productCreateSchema, type ProductInput } from './schemas.js';
 import { productValues, ruleValues, unitValues } from './service.js';
 import { isSkuTaken } from './sql.js';
-
-/** One line of an NDJSON body: its number (from 1) and its text. */
-export interface ImportLine {
-  readonly number: number;
-  readonly text: string;
-}
 
 /** COPY rows are handed over in pieces of about this many characters, not one small message per row. */
 const COPY_PIECE_CHARS = 256 * 1024;
@@ -36,10 +38,9 @@ export const MAX_REPORTED = 100;
 
 /**
  * One NDJSON line as a Product, with the checks a JSON body gets (malformed JSON, lone surrogates, repeated keys,
- * the schema); every problem names the line. A blank line is no Product (undefined).
+ * the schema); every problem names the line.
  */
-export function parseProductLine(line: ImportLine): ProductInput | undefined {
-  if (line.text.trim() === '') return undefined;
+export function parseProductLine(line: BodyLine): ProductInput {
   const where = `line ${line.number}`;
   let parsed: unknown;
   try {
@@ -62,13 +63,23 @@ export interface ImportOptions {
   readonly requestId: string;
   /** How long the import's statements may take, the upload included (the HTTP request's own bound). */
   readonly timeoutMs: number;
+  readonly onConflict: OnConflict;
+}
+
+/** What an import did (D35): Products created, left as they were (stored already, or unchanged), and updated. */
+export interface ImportResult {
+  readonly created: number;
+  readonly skipped: number;
+  readonly updated: number;
+  /** The pKey when exactly one Product was sent and created (for its Location, D8). */
+  readonly pKey?: string;
 }
 
 /**
  * Copies the products of the lines into the staging table as the lines arrive; the first invalid line ends the
  * COPY (CopyFail) and the request. Answers how many products and how many stacking rules were sent.
  */
-async function copyLines(tx: Tx, lines: AsyncIterable<ImportLine>, timeoutMs: number): Promise<[number, number]> {
+async function copyLines(tx: Tx, lines: AsyncIterable<BodyLine>, timeoutMs: number): Promise<[number, number]> {
   const copy = tx.query(copyIntoImportTable(timeoutMs));
   // An error of the COPY itself surfaces through `drain` or `finished`; unheard, the event would end the process.
   copy.on('error', () => undefined);
@@ -78,7 +89,6 @@ async function copyLines(tx: Tx, lines: AsyncIterable<ImportLine>, timeoutMs: nu
     let piece = '';
     for await (const line of lines) {
       const product = parseProductLine(line);
-      if (!product) continue;
       products++;
       piece += importRowOfProduct(line.number, productValues(product));
       for (const unit of unitValues(product)) piece += importRowOfUnit(line.number, unit);
@@ -104,26 +114,67 @@ async function copyLines(tx: Tx, lines: AsyncIterable<ImportLine>, timeoutMs: nu
   return [products, rules];
 }
 
+/** The SKUs sent twice (and with `fail`, those stored already): D10's 409, storing nothing. */
+async function refuseConflicts(tx: Tx, onConflict: OnConflict, limit: number | null): Promise<never> {
+  const conflicting = await conflictingImportedSkus(tx, limit, onConflict === 'fail');
+  throw productErrors.alreadyExists(conflicting);
+}
+
+/** Stores the staged Products as `onConflict` says; answers how many were created and updated. */
+async function storeImported(
+  tx: Tx,
+  products: number,
+  onConflict: OnConflict,
+  reportLimit: number | null,
+): Promise<{ created: number; updated: number }> {
+  await tx.query('SAVEPOINT import_products');
+  try {
+    if (onConflict === 'fail') {
+      await insertImportedProducts(tx);
+      return { created: products, updated: 0 };
+    }
+    // Autovacuum never analyzes a temporary table: without its statistics the comparisons below with the stored
+    // Products would be planned as nested loops over the whole staging table.
+    await analyzeImportTable(tx);
+    // A SKU sent twice would be created or updated twice: refused in every mode.
+    if ((await conflictingImportedSkus(tx, 1, false)).length > 0) {
+      return await refuseConflicts(tx, onConflict, reportLimit);
+    }
+    await insertNewImportedProducts(tx);
+    if (onConflict === 'update') {
+      await markChangedImportedProducts(tx);
+      await updateChangedImportedProducts(tx);
+    }
+    return await importOutcomes(tx);
+  } catch (error) {
+    if (!isSkuTaken(error)) throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT import_products');
+    return refuseConflicts(tx, onConflict, reportLimit);
+  }
+}
+
 /**
  * D10 for a streamed body (issue 14): the same validation, all or nothing in the caller's transaction, the same
- * 400 for an unknown stacked product and 409 for a SKU sent twice or stored already (each naming at most
- * MAX_REPORTED), and D27's one `product.event.created` per product in line order. The body is never held: lines
- * go through COPY into a staging table, which set-based statements then check and insert from. Answers the pKey
- * when exactly one product was sent.
+ * 400 for an unknown stacked product and 409 for a SKU sent twice (or, with `fail`, stored already), each naming at
+ * most MAX_REPORTED, and D27's events in line order: `product.event.created` per Product created and (D35, `update`)
+ * `product.event.updated` per stored Product its line changed. The body is never held: lines go through COPY into a
+ * staging table, which set-based statements then check and insert from.
  */
 export async function importProducts(
   tx: Tx,
-  lines: AsyncIterable<ImportLine>,
-  { requestId, timeoutMs }: ImportOptions,
-): Promise<string | undefined> {
+  lines: AsyncIterable<BodyLine>,
+  { requestId, timeoutMs, onConflict }: ImportOptions,
+): Promise<ImportResult> {
   await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
-  await createImportTable(tx);
+  await createImportTable(tx, onConflict);
   const [products, rules] = await copyLines(tx, lines, timeoutMs);
   if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
-  return storeStagedProducts(tx, { products, rules }, requestId, {
-    limit: MAX_REPORTED,
-    pathOf: (line) => `line ${line}: `,
-  });
+  return storeStagedProducts(
+    tx,
+    { products, rules },
+    { requestId, onConflict },
+    { limit: MAX_REPORTED, pathOf: (line) => `line ${line}: ` },
+  );
 }
 
 /** How the 400 and 409 of staged Products name them: at most `limit` (all when null), each where it was sent. */
@@ -134,16 +185,15 @@ export interface StagedReport {
 }
 
 /**
- * D10 over the Products staged in product_import: the 400 for an unknown stacked product and the 409 for a SKU sent
- * twice or stored already, then set-based inserts in line order and D27's one `product.event.created` per product.
- * Answers the pKey when exactly one product was sent.
+ * D10 and D35 over the Products staged in product_import: the 400 for an unknown stacked product, the 409 for a SKU
+ * sent twice (or, with `fail`, stored already), then set-based inserts (and updates) in line order and D27's events.
  */
 export async function storeStagedProducts(
   tx: Tx,
   { products, rules }: { readonly products: number; readonly rules: number },
-  requestId: string,
+  { requestId, onConflict }: Pick<ImportOptions, 'requestId' | 'onConflict'>,
   report: StagedReport,
-): Promise<string | undefined> {
+): Promise<ImportResult> {
   if (rules > 0) {
     const unknown = await unknownStackedProducts(tx, report.limit);
     if (unknown.length > 0) {
@@ -155,18 +205,17 @@ export async function storeStagedProducts(
       );
     }
   }
-  await tx.query('SAVEPOINT import_products');
-  try {
-    await insertImportedProducts(tx);
-  } catch (error) {
-    if (!isSkuTaken(error)) throw error;
-    await tx.query('ROLLBACK TO SAVEPOINT import_products');
-    const conflicting = await conflictingImportedSkus(tx, report.limit);
-    throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
-  }
+  const { created, updated } = await storeImported(tx, products, onConflict, report.limit);
   await insertImportedUnits(tx);
-  if (rules > 0 && (await insertImportedRules(tx)) !== rules) {
+  const rulesToStore = rules > 0 && onConflict !== 'fail' ? await importedRulesToStore(tx) : rules;
+  if (rulesToStore > 0 && (await insertImportedRules(tx)) !== rulesToStore) {
     throw new Error('a stacking rule names a product that does not exist');
   }
-  return appendImportedProductEvents(tx, products, requestId);
+  const pKey = await appendImportedProductEvents(tx, created + updated, requestId);
+  return {
+    created,
+    skipped: products - created - updated,
+    updated,
+    pKey: products === 1 && created === 1 ? pKey : undefined,
+  };
 }

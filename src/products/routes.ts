@@ -4,14 +4,15 @@ import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
-import { readLines } from '../http/body.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
-import { tooManyAtOnce } from '../http/server-error.js';
 import { parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
+import { validationError } from '../http/api-error.js';
 import {
   productCreateSchema,
+  productImportQuerySchema,
+  productImportResultSchema,
   productKeyParamsSchema,
   productListSchema,
   productQuerySchema,
@@ -25,7 +26,8 @@ import {
   findProductBySkuAndUom,
   updateProduct,
 } from './service.js';
-import { importProducts, MAX_REPORTED } from './import.js';
+import { importProducts, MAX_REPORTED, type ImportResult } from './import.js';
+import type { OnConflict } from './import-sql.js';
 import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productView } from './view.js';
 
@@ -42,27 +44,14 @@ const TAGS = ['Products'];
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, config }) => {
-  const { importLimit, importMaxConcurrent, limit } = config.bodies;
-  let importsRunning = 0;
-  /**
-   * Issue 14: the lines go to the database as they arrive; a retry could not read the body again. Each import holds
-   * a connection and its transaction for as long as its client sends, so slow clients could otherwise take the pool.
-   */
-  const importStreamed = async (req: Request): Promise<string | undefined> => {
-    if (importsRunning >= importMaxConcurrent) {
-      req.resume();
-      throw tooManyAtOnce('Streamed imports', importMaxConcurrent);
-    }
-    importsRunning++;
-    try {
-      const lines = readLines(req, importLimit, limit);
-      const options = { requestId: req.id, timeoutMs: config.http.requestTimeoutMs };
-      return await withTransaction(pool, (tx) => importProducts(tx, lines, options), { maxAttempts: 1 });
-    } finally {
-      importsRunning--;
-    }
-  };
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, imports, config }) => {
+  /** Issue 14: the lines go to the database as they arrive; a retry could not read the body again. */
+  const importStreamed = (req: Request, onConflict: OnConflict): Promise<ImportResult> =>
+    imports.run(req, ({ lines, timeoutMs }) =>
+      withTransaction(pool, (tx) => importProducts(tx, lines, { requestId: req.id, timeoutMs, onConflict }), {
+        maxAttempts: 1,
+      }),
+    );
 
   routes.add({
     method: 'POST',
@@ -71,16 +60,22 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     bulk: true,
     readJson: stageBody,
     handler: async (req: Request, res: Response) => {
-      let pKey: string | undefined;
+      const { onConflict } = parseInput(productImportQuerySchema, req.query, 'query');
       if (req.is(NDJSON)) {
-        pKey = await importStreamed(req);
-      } else {
-        const staged = req.body as StagedProducts | undefined;
-        if (!staged) throw missingBody();
-        if (staged.invalid) throw staged.invalid;
-        const options = { requestId: req.id, timeoutMs: config.db.statementTimeoutMs };
-        pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options));
+        const { pKey, ...counts } = await importStreamed(req, onConflict);
+        if (pKey) res.location(href(req, `/v1/products/${pKey}`));
+        sendJson(res, counts.created > 0 ? 201 : 200, counts);
+        return;
       }
+      if (onConflict !== 'fail') {
+        req.resume();
+        throw validationError([{ path: 'onConflict', message: 'applies only to an application/x-ndjson import' }]);
+      }
+      const staged = req.body as StagedProducts | undefined;
+      if (!staged) throw missingBody();
+      if (staged.invalid) throw staged.invalid;
+      const options = { requestId: req.id, timeoutMs: config.db.statementTimeoutMs };
+      const pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options));
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
@@ -93,12 +88,25 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
         "another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is " +
         'one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each ' +
         'line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), ' +
-        `the first invalid line ends the request, and a 400 or 409 names at most the first ${MAX_REPORTED}.`,
-      request: { body: productListSchema, lines: productCreateSchema },
+        `the first invalid line ends the request, and a 400 or 409 names at most the first ${MAX_REPORTED}. ` +
+        'An NDJSON import answers what it created, skipped and updated; onConflict says what becomes of a SKU ' +
+        'stored already (D35). It ends when its client does, or its time: a stall of IMPORT_STALL_TIMEOUT_MS or ' +
+        'a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more than 1000 blank lines in a row a 400.',
+      request: { query: productImportQuerySchema, body: productListSchema, lines: productCreateSchema },
       responses: {
-        201: noBody('Created; no body', {
-          Location: { description: 'The new Product, only when exactly one was sent', schema: { type: 'string' } },
-        }),
+        200: body('NDJSON: nothing created; what was skipped and updated', productImportResultSchema, [JSON_TYPE]),
+        201: {
+          ...body('Created; no body, or for NDJSON what was created, skipped and updated', productImportResultSchema, [
+            JSON_TYPE,
+          ]),
+          headers: {
+            Location: {
+              description: 'The new Product, only when exactly one was sent (and created)',
+              schema: { type: 'string' },
+            },
+          },
+          bodyOptional: true,
+        },
         409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
         503: serverError(
           'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',

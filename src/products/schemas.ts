@@ -133,3 +133,26 @@ export const productQuerySchema = z
   });
 
 export const productKeyParamsSchema = z.object({ pKey: z.string() });
+
+/** D35: what a streamed import does with a SKU that is stored already. */
+export const productImportQuerySchema = z.object({
+  onConflict: z
+    .enum(['fail', 'skip', 'update'])
+    .default('fail')
+    .openapi({
+      description:
+        'application/x-ndjson only. fail: a stored SKU is a 409 and nothing is stored; skip: stored Products are ' +
+        'left as they are; update: each stored Product is replaced by its line as PUT replaces it (D12), and only ' +
+        'those that changed are updated (product.event.updated). A SKU sent twice is a 409 in every mode.',
+    }),
+});
+
+/** The answer of a streamed import (D35). */
+export const productImportResultSchema = z
+  .object({
+    created: z.number().int(),
+    skipped: z.number().int().openapi({ description: 'Stored already and left as they were (skip, or unchanged)' }),
+    updated: z.number().int(),
+  })
+  .strict()
+  .openapi('ProductImportResult');

@@ -33,6 +33,7 @@ describe('loadConfig defaults (D26)', () => {
         budget: { text: '64mb', bytes: 67_108_864 },
         importLimit: { text: '1gb', bytes: 1_073_741_824 },
         importMaxConcurrent: 2,
+        importStallTimeoutMs: 30_000,
       },
       trustProxy: false,
       mixedLoadUnits: false,
@@ -146,6 +147,7 @@ describe('loadConfig defaults (D26)', () => {
       budgetWaitMs: 30_000,
       importLimit: { text: '1gb', bytes: 1_073_741_824 },
       importMaxConcurrent: 2,
+      importStallTimeoutMs: 30_000,
     });
     expect(loadConfig({ BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '8mb' }).bodies.bulkLimit.bytes).toBe(8 * 1_048_576);
   });
@@ -199,6 +201,7 @@ describe('loadConfig refusals (D26)', () => {
     ['STREAM_MAX_CONCURRENT', 'many'],
     ['STREAM_STALL_TIMEOUT_MS', '0'],
     ['STREAM_STALL_TIMEOUT_MS', '30s'],
+    ['IMPORT_STALL_TIMEOUT_MS', '0'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
     ['WEB_CONCURRENCY', '0'],
     ['WEB_CONCURRENCY', 'many'],
@@ -212,6 +215,16 @@ describe('loadConfig refusals (D26)', () => {
     ['BULK_BODY_LIMIT', { BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '1mb' }, 'must not be smaller than BODY_LIMIT'],
     ['BULK_BODY_LIMIT', { BULK_BODY_LIMIT: '512kb' }, 'must not be smaller than BODY_LIMIT'],
     ['BODY_BUDGET', { BODY_BUDGET: '32mb' }, 'must not be smaller than BULK_BODY_LIMIT'],
+    [
+      'HTTP_REQUEST_TIMEOUT_MS',
+      { HTTP_REQUEST_TIMEOUT_MS: '15000' },
+      'must not be smaller than HTTP_HEADERS_TIMEOUT_MS (20000)',
+    ],
+    [
+      'HTTP_REQUEST_TIMEOUT_MS',
+      { HTTP_REQUEST_TIMEOUT_MS: '15000', HTTP_HEADERS_TIMEOUT_MS: '15001' },
+      'must not be smaller than HTTP_HEADERS_TIMEOUT_MS (15001)',
+    ],
   ])('refuses a %s smaller than the limit below it (%o)', (name, environment, problem) => {
     expect(configError(environment).message).toBe(`Invalid configuration: ${name}: ${problem}`);
   });

@@ -175,6 +175,17 @@ describe('the service process refusing to start', () => {
     expect(service.stdout()).toBe('');
     expect(existsSync(dataDir)).toBe(false);
   }, 20_000);
+
+  it('exits 1 with one line naming both settings, no stack trace, when HTTP_REQUEST_TIMEOUT_MS is below HTTP_HEADERS_TIMEOUT_MS', async () => {
+    const dataDir = path.join(await tempDir(), 'never-created');
+    const service = await start({ AUTH_JWT_SECRET: SECRET, DATA_DIR: dataDir, HTTP_REQUEST_TIMEOUT_MS: '15000' });
+    expect(await waitForExit(service, 15_000)).toStrictEqual({ code: 1, signal: null });
+    expect(service.stderr()).toBe(
+      'Invalid configuration: HTTP_REQUEST_TIMEOUT_MS: must not be smaller than HTTP_HEADERS_TIMEOUT_MS (20000)\n',
+    );
+    expect(service.stdout()).toBe('');
+    expect(existsSync(dataDir)).toBe(false);
+  }, 20_000);
 });
 
 describe('the service process in production with EMBEDDED_POSTGRES=true', () => {

@@ -61,7 +61,9 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
 
     const outcome = await runImport(['--url', url, file], { TOKEN: token() });
 
-    expect(outcome.stderr).toMatch(/^Imported 3 Products in \d+\.\d s \([\d,]+\/s\)\n$/);
+    expect(outcome.stderr).toMatch(
+      /^Imported 3 Products in \d+\.\d s \([\d,]+\/s\): 3 created, 0 skipped, 0 updated\n$/,
+    );
     expect(outcome).toMatchObject({ code: 0, stdout: '' });
     expect(await stored(products[2]!.sku)).toMatchObject({ magnitude: '2.5', code: 'KG', label: null });
     expect(await stored(products[0]!.sku)).toMatchObject({ label: 'one' });
@@ -108,6 +110,32 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
         '"A"|"B"|"C"\n',
     );
     expect(await rowCounts(ctx.db.pool)).toEqual(before);
+  });
+
+  it('runs again with --on-conflict skip or update: nothing created, only the changed Product updated', async () => {
+    const [kept, changed] = [uniqueSku('RERUN'), uniqueSku('RERUN')];
+    const csv = (label: string): string =>
+      `sku,baseUnitMagnitude,baseUnitCode,label\n${kept},1,PC,same\n${changed},1,PC,${label}\n`;
+    const file = await givenFile('rerun.csv', csv('before'));
+    expect((await runImport(['--url', url, file], { TOKEN: token() })).code).toBe(0);
+
+    const skipped = await runImport(['--url', url, '--on-conflict', 'skip', file], { TOKEN: token() });
+    await writeFile(file, csv('after'));
+    const updated = await runImport(['--url', url, '--on-conflict', 'update', file], { TOKEN: token() });
+
+    expect(skipped.stderr).toMatch(/^Imported 2 Products in .*: 0 created, 2 skipped, 0 updated\n$/);
+    expect(skipped.code).toBe(0);
+    expect(updated.stderr).toMatch(/^Imported 2 Products in .*: 0 created, 1 skipped, 1 updated\n$/);
+    expect(updated.code).toBe(0);
+    expect(await stored(changed)).toMatchObject({ label: 'after' });
+    expect(await stored(kept)).toMatchObject({ label: 'same' });
+  });
+
+  it('refuses an unknown --on-conflict with exit code 2 before anything is sent', async () => {
+    const outcome = await runImport(['--on-conflict', 'merge', 'file.ndjson'], { TOKEN: 'x' });
+
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr.startsWith("Unknown --on-conflict 'merge'.\n\nUsage:")).toBe(true);
   });
 
   it('exits 1 naming the column when a CSV header has a column that is no Product field', async () => {

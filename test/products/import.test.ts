@@ -71,7 +71,7 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
     const response = await importText(`${ndjson(products)}\n\n`).set('X-Request-Id', 'import-four');
 
     expect(response.status, response.text).toBe(201);
-    expect(response.text).toBe('');
+    expect(response.body).toEqual({ created: 4, skipped: 0, updated: 0 });
     expect(response.headers.location).toBeUndefined();
     const events = await eventsOf('import-four');
     expect(events.map((event) => event.type)).toEqual(Array(4).fill('product.event.created'));
@@ -149,6 +149,27 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
       ['line 3: stockZone', 'Invalid option: expected one of "A"|"B"|"C"'],
     ]);
     expect(await rowCounts(ctx.db.pool)).toEqual(before);
+  });
+
+  it('skips up to 1000 blank lines in a row, counting them, and answers one more with 400 naming its line', async () => {
+    const [first, second] = [aProduct(), aProduct()];
+    const blank = (count: number): string => ' \r\n'.repeat(count);
+
+    const accepted = await importText(`${JSON.stringify(first)}\n${blank(1000)}${JSON.stringify(second)}\n`);
+    const refused = await importText(`${JSON.stringify(aProduct())}\n${blank(1001)}${JSON.stringify(aProduct())}\n`);
+    const named = await importText(`${JSON.stringify(aProduct())}\n${blank(3)}{"sku":"N"}\n`);
+
+    expect(accepted.status).toBe(201);
+    expect(accepted.body).toEqual({ created: 2, skipped: 0, updated: 0 });
+    expect(await skuCount(ctx.db.pool, [first.sku, second.sku])).toBe(2);
+    expectServerDeclined(refused, {
+      status: 400,
+      error: 'Bad Request',
+      exception: 'HttpMessageNotReadableException',
+      message: 'Request body is not readable: line 1002: more than 1000 blank lines in a row',
+      path: '/v1/products',
+    });
+    expectValidationError(named, [['line 5: baseUnit', 'required']]);
   });
 
   it('answers a line that is no object, and a body without Products, with 400 core.validation.error', async () => {
@@ -299,7 +320,7 @@ describe('POST /v1/products as NDJSON (issue 14)', () => {
 
       const response = await postStream(lines());
 
-      expect(response).toEqual({ status: 201, body: '' });
+      expect(response).toEqual({ status: 201, body: `{"created":${count},"skipped":0,"updated":0}` });
       const { rows } = await ctx.db.pool.query<{ n: number; first: string; last: string }>(
         `SELECT count(*)::int AS n, (array_agg(sku ORDER BY id))[1] AS first,
                 (array_agg(sku ORDER BY id DESC))[1] AS last

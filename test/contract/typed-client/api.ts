@@ -101,7 +101,7 @@ export interface paths {
     put: operations['products-update'];
     /**
      * Create Products in bulk (all or nothing)
-     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), the first invalid line ends the request, and a 400 or 409 names at most the first 100.
+     * @description A single Product object is taken as an array of one (D10). An unknown stacked Product or a unit of another kind than the baseUnit's is a 400 core.validation.error. As application/x-ndjson the body is one Product per line, streamed into the database as it arrives (issue 14, up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): the same checks and answers, problems named by line number (`line 3: sku`), the first invalid line ends the request, and a 400 or 409 names at most the first 100. An NDJSON import answers what it created, skipped and updated; onConflict says what becomes of a SKU stored already (D35). It ends when its client does, or its time: a stall of IMPORT_STALL_TIMEOUT_MS or a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more than 1000 blank lines in a row a 400.
      */
     post: operations['products-create'];
     delete?: never;
@@ -677,6 +677,12 @@ export interface components {
         'events-feed': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
+    };
+    ProductImportResult: {
+      created: number;
+      /** @description Stored already and left as they were (skip, or unchanged) */
+      skipped: number;
+      updated: number;
     };
     ProductCreate: {
       sku: string;
@@ -2210,7 +2216,10 @@ export interface operations {
   };
   'products-create': {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description application/x-ndjson only. fail: a stored SKU is a 409 and nothing is stored; skip: stored Products are left as they are; update: each stored Product is replaced by its line as PUT replaces it (D12), and only those that changed are updated (product.event.updated). A SKU sent twice is a 409 in every mode. */
+        onConflict?: 'fail' | 'skip' | 'update';
+      };
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
@@ -2225,10 +2234,23 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created; no body */
+      /** @description NDJSON: nothing created; what was skipped and updated */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description `true` on a repeated answer to an Idempotency-Key */
+          'Idempotent-Replayed'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProductImportResult'];
+        };
+      };
+      /** @description Created; no body, or for NDJSON what was created, skipped and updated */
       201: {
         headers: {
-          /** @description The new Product, only when exactly one was sent */
+          /** @description The new Product, only when exactly one was sent (and created) */
           Location?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2236,7 +2258,9 @@ export interface operations {
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ProductImportResult'];
+        };
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
@@ -2272,6 +2296,17 @@ export interface operations {
         };
         content: {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description NDJSON: the client sent nothing for IMPORT_STALL_TIMEOUT_MS, or the body did not arrive within HTTP_REQUEST_TIMEOUT_MS; nothing is stored (Connection: close) */
+      408: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description A SKU exists already or is sent twice: owms.wms.inv.product.alreadyExists; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
