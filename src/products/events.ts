@@ -22,9 +22,10 @@ function requireOneEventPerProduct(written: number, products: number): void {
 }
 
 /**
- * D27: the n Products of a create or an import are n events, in request (line) order, in the creating transaction.
- * The resources are rendered in SQL (migration 0008's product_json) from the rows just inserted, so the Products
- * never travel to Node and back. Answers the pKey when exactly one Product was created (for its Location header).
+ * D27: one event per Product a create or an import stored (created, or with D35's update, updated), in request
+ * (line) order, in the storing transaction. The resources are rendered in SQL (migration 0008's product_json) from
+ * the rows just written, so the Products never travel to Node and back. Answers the pKey when exactly one Product
+ * was written (for its Location header).
  */
 export async function appendImportedProductEvents(
   tx: Tx,

@@ -108,6 +108,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
           bodyOptional: true,
         },
         409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
+        413: serverError('JSON: one Product of the body (an element, or the one object) exceeds BODY_LIMIT'),
         503: serverError(
           'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',
           {
