@@ -39,8 +39,8 @@ export interface StagedProducts {
 const bodyPath = (path: readonly PropertyKey[]): string => formatIssuePath(path) || 'body';
 
 /**
- * Issue 26: a bulk body is parsed, checked and turned into COPY rows Product by Product as it arrives, and the
- * event loop serves other requests between its pieces, however fast they arrive. Only one piece of text, the
+ * Issue 26: a bulk body is parsed, checked and turned into COPY rows Product by Product as it arrives, in slices of
+ * at most SLICE_MS between which the event loop serves other requests, however fast the body arrives. Only one piece of text, the
  * Products it completes and one spool piece of rows are held; the rows wait in a spool file. The answers are those
  * of the body read whole: every problem of every Product named by its path (`[3].baseUnit`), malformed JSON, a lone
  * surrogate or a repeated key a 400. A Product beyond `productLimit` (BODY_LIMIT) is a 413, as it is as an NDJSON
