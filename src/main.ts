@@ -16,6 +16,7 @@ import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
 import { createLogger } from './logger.js';
+import { onStopSignals } from './stop-signals.js';
 
 const DEVELOPMENT_TOKEN_SECONDS = 12 * 3600;
 
@@ -54,7 +55,8 @@ const IDLE_CONNECTION_GRACE_MS = 1000;
 
 /**
  * Stop accepting, let in-flight requests finish until the deadline (each connection closing after its current
- * request), then close the pool and the embedded database. A second signal ends the process at once.
+ * request), then close the pool and the embedded database. A second signal ends the process at once (D36: not
+ * the echo of the first that npm passes on).
  */
 function installShutdown(
   server: Server,
@@ -66,12 +68,8 @@ function installShutdown(
 ): void {
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
-    if (shuttingDown) {
-      // A worker stopped by Ctrl-C also hears its primary ask it to stop.
-      if (signal === PRIMARY_REQUEST) return;
-      logger.warn({ signal }, 'second signal: exiting immediately');
-      process.exit(1);
-    }
+    // A worker stopped by Ctrl-C also hears its primary ask it to stop.
+    if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     const deadline = setTimeout(() => {
@@ -104,8 +102,7 @@ function installShutdown(
         });
     });
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  onStopSignals(logger, shutdown);
   onShutdownRequest(() => shutdown(PRIMARY_REQUEST));
   watchSupervisingNpm(() => shutdown('npm exited'));
 }
@@ -157,7 +154,9 @@ async function main(): Promise<void> {
       return;
     }
     if (config.env === 'production' && !config.publicBaseUrl && !config.allowedHosts) {
-      logger.warn('neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: hrefs name whatever host name a client sends');
+      logger.warn(
+        'neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: only localhost, loopback and the listening address are answered',
+      );
     }
     // A key the service cannot verify with stops the start here, before any database is opened.
     createTokenVerifier(config.auth);
@@ -178,20 +177,25 @@ async function main(): Promise<void> {
       };
     }
     const events = startEvents(database.pool, config, logger, database.sessionPool);
-    const app = createApp({ config, pool: database.pool, logger, events, readReplica });
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
-    const server = createServer(
-      {
-        headersTimeout: config.http.headersTimeoutMs,
-        requestTimeout: config.http.requestTimeoutMs,
-        keepAliveTimeout: config.http.keepAliveTimeoutMs,
-        // How often Node checks those timeouts; its default (30 s) would let short timeouts run long.
-        connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
-      },
-      app,
-    );
+    const server = createServer({
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+      // How often Node checks those timeouts; its default (30 s) would let short timeouts run long.
+      connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
+    });
     answerClientErrors(server, logger);
     const draining = drainOnShutdown(server);
+    const app = createApp({
+      config,
+      pool: database.pool,
+      logger,
+      events,
+      readReplica,
+      isDraining: () => draining.started,
+    });
+    server.on('request', app);
     await listen(server, config);
     installShutdown(server, draining, events, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
