@@ -244,6 +244,12 @@ describe('JsonElements (issue 26)', () => {
     expect(Object.getPrototypeOf((element!.value as { details: object }).details)).toBe(Object.prototype);
   });
 
+  it('keeps U+FEFF inside a string, which the parser alone would drop, and refuses it after a lone backslash', () => {
+    const text = '[{"sku":"\uFEFFA\uFEFFB\\\\\uFEFF"}]';
+    for (const cut of [0, 9, 10, 11, text.length - 4]) expect(streamed(text, [cut])).toEqual(buffered(text));
+    expect(streamed('["\\\uFEFF"]', [])).toMatch(/^Request body is not readable: malformed JSON \(.+\)$/);
+  });
+
   it('finds a lone surrogate whose escape is cut between two pieces', () => {
     const text = '[{"sku":"A\\uD800"}]';
     expect(streamed(text, [text.indexOf('D800')])).toBe(

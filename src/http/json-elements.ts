@@ -1,4 +1,5 @@
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json';
+import { TextDecoder } from 'node:util';
 import type { ByteSize } from '../config.js';
 import { escapesSurrogate, holdsLoneSurrogate, jsonNumber } from '../json.js';
 import { ServerError, unreadableBody } from './server-error.js';
@@ -9,8 +10,19 @@ export interface JsonElement {
   readonly value: unknown;
 }
 
-/** Numbers as parseJson gives them: exact (LosslessNumber) where a double would round. */
+/**
+ * Numbers as parseJson gives them: exact (LosslessNumber) where a double would round. Strings keep U+FEFF: the
+ * parser decodes each run of a string with a TextDecoder that drops it where a run begins, as if it were a byte
+ * order mark, so its decoder is replaced by one that keeps it.
+ */
 class ExactNumberTokenizer extends Tokenizer {
+  constructor() {
+    super();
+    const strings = (this as unknown as { bufferedString?: { decoder?: TextDecoder } }).bufferedString;
+    if (!strings?.decoder) throw new Error('@streamparser/json no longer decodes strings as this expects');
+    strings.decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  }
+
   protected override parseNumber(text: string): number {
     return jsonNumber(text) as number;
   }
