@@ -29,9 +29,24 @@ export function allocationStock(units: number): { products: number; shape: Stock
   };
 }
 
-export function allocationBody(sku: string, pieces: number): string {
-  return JSON.stringify({ sku, qty: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: pieces } });
+export function allocationBody(sku: string, pieces: number, fields: Record<string, string> = {}): string {
+  return JSON.stringify({
+    sku,
+    qty: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: pieces },
+    ...fields,
+  });
 }
+
+/** Issue 25: the same allocations tied to an order line and expiring in a week, stored with the reservation. */
+function reservationFields(): Record<string, string> {
+  return {
+    externalRef: `order-${Math.floor(Math.random() * 1e9)}/line-1`,
+    expiresAt: new Date(Date.now() + 7 * 24 * 3_600_000).toISOString(),
+  };
+}
+
+/** What an allocation with D32's fields costs against one without, in throughput and CPU per allocation. */
+const WITH_FIELDS_TOLERANCE = 0.1;
 
 export interface AllocationTally {
   record(status: number, body: string): void;
@@ -96,6 +111,20 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
   // Requests cut off by the end of the run finish on the server; wait for them before checking.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const statements = await counting.stop(measured.statuses['200'] ?? 0);
+  const withFields = await runLoad({
+    ...run,
+    label: 'scenario 4 service, externalRef and expiresAt set',
+    next: () => ({
+      ...run.next(),
+      body: allocationBody(
+        productSku(ALLOCATION_PREFIX, 1 + Math.floor(Math.random() * products)),
+        1 + Math.floor(Math.random() * 4),
+        reservationFields(),
+      ),
+    }),
+    onBody: (_kind, status, body) => tally.record(status, body),
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const reservedAfter = await reservedTotal(db.pool, ALLOCATION_PREFIX);
   const mismatches = await reservationMismatches(db.pool, tally.byReservation);
   // Every unit in the database, not only the ones allocated from.
@@ -125,6 +154,8 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
   const allocationsPerSecond = (ok - tally.empty()) / measured.seconds;
   const ratio = ratioOf(allocationsPerSecond, pgbench.tps) ?? 0;
   const reservedDelta = reservedAfter - reservedBefore;
+  const withFieldsPerSecond = (withFields.statuses['200'] ?? 0) / withFields.seconds;
+  const withFieldsRatio = ratioOf(withFieldsPerSecond, ok / measured.seconds) ?? 0;
   const targets: TargetCheck[] = [
     { target: `≥ ${MIN_RATIO} × pgbench TPS`, actual: `${ratio.toFixed(2)} ×`, met: ratio >= MIN_RATIO },
     {
@@ -141,6 +172,11 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
       met: mismatches.length === 0,
     },
     { target: 'every answer 200', actual: `${failures} not 200`, met: failures === 0 },
+    {
+      target: `with externalRef and expiresAt ≥ ${1 - WITH_FIELDS_TOLERANCE} × without (answers/s)`,
+      actual: `${withFieldsRatio.toFixed(2)} ×`,
+      met: withFieldsRatio >= 1 - WITH_FIELDS_TOLERANCE,
+    },
   ];
   return {
     id: 4,
@@ -158,6 +194,7 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
     targets,
     details: {
       service: measured,
+      withFields,
       emptyAnswers: tally.empty(),
       reservedBefore,
       reservedAfter,
@@ -172,6 +209,12 @@ export async function allocation(ctx: BenchContext, products: number): Promise<S
     },
     extra: [
       measurementOf('bare Express 5 + pg, pgbench’s TPC-B transaction per HTTP request (pool of 10)', httpTpcb, 'TPS'),
+      measurementOf(
+        'the service, externalRef and expiresAt set (answers/s)',
+        withFields,
+        'answers/s',
+        withFieldsPerSecond,
+      ),
     ],
     notes: [
       'The pgbench p50 column holds its average latency (pgbench reports no percentiles).',

@@ -29,6 +29,7 @@ import { addMoveRoutes } from './packaging-units/move-routes.js';
 import { addPackagingUnitRoutes } from './packaging-units/routes.js';
 import { addPackagingUnitKeyRoutes } from './packaging-units/unit-routes.js';
 import { addProductRoutes } from './products/routes.js';
+import { addReservationRoutes } from './reservations/routes.js';
 import { addStockRoutes } from './stock/routes.js';
 
 const FEATURES: readonly AddFeatureRoutes[] = [
@@ -39,6 +40,7 @@ const FEATURES: readonly AddFeatureRoutes[] = [
   addPackagingUnitRoutes,
   addPackagingUnitKeyRoutes,
   addAllocationRoutes,
+  addReservationRoutes,
   addStockRoutes,
   addFeedRoutes,
 ];

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { tracingRequested } from './tracing/settings.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -40,14 +41,23 @@ const scopeList = z
   .optional()
   .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean));
 
-function isPublicBaseUrl(value: string): boolean {
+function httpUrl(value: string): URL | undefined {
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const isHttpUrl = (value: string): boolean => httpUrl(value) !== undefined;
+
+function isPublicBaseUrl(value: string): boolean {
+  const url = httpUrl(value);
+  return url !== undefined && url.search === '' && url.hash === '';
+}
+
+const otlpEndpoint = z.string().refine(isHttpUrl, { message: 'must be an http:// or https:// URL' }).optional();
 
 function isAmqpUrl(value: string): boolean {
   try {
@@ -136,6 +146,9 @@ const environmentSchema = z
       .min(1)
       .max(10 * 365 * 24)
       .default(168),
+    LEDGER_RETENTION_MONTHS: z.coerce.number().int().min(1).max(1200).optional(),
+    RESERVATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+    EVENTS_PARTITION_SIZE: z.coerce.number().int().min(1000).max(1_000_000_000).default(1_000_000),
     IDEMPOTENCY_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -143,6 +156,9 @@ const environmentSchema = z
       .max(30 * 86_400)
       .default(86_400),
     EMBEDDED_POSTGRES: booleanFlag.optional(),
+    // The SDK reads every OTEL_* setting itself (D36); a mistyped endpoint is refused here, at start, by name.
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint,
   })
   .superRefine((env, ctx) => {
     const bodies = bodyLimitsOf(env);
@@ -325,12 +341,21 @@ export interface Config {
   };
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
+  /** D34: how long the ledger (whole months; unset: for ever) and ended reservations are kept. */
+  readonly history: {
+    readonly ledgerRetentionMonths: number | undefined;
+    readonly reservationRetentionDays: number;
+  };
   /** D28, D29: publishing to RabbitMQ (only with a URL) and how long the feed keeps events. */
   readonly events: {
     readonly amqpUrl?: string;
     readonly exchange: string;
     readonly retentionHours: number;
+    /** Positions per part of the outbox (migration 0014): retention drops whole parts. */
+    readonly partitionSize: number;
   };
+  /** D36: OpenTelemetry tracing, on when an OTLP endpoint is set (src/tracing/settings.ts). */
+  readonly tracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -404,10 +429,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
+    history: Object.freeze({
+      ledgerRetentionMonths: env.LEDGER_RETENTION_MONTHS,
+      reservationRetentionDays: env.RESERVATION_RETENTION_DAYS,
+    }),
     events: Object.freeze({
       amqpUrl: env.AMQP_URL,
       exchange: env.AMQP_EXCHANGE,
       retentionHours: env.EVENTS_RETENTION_HOURS,
+      partitionSize: env.EVENTS_PARTITION_SIZE,
     }),
+    tracing: tracingRequested(source),
   });
 }

@@ -1,4 +1,4 @@
-import type { NewEvent } from '../events/outbox.js';
+import type { EventType, NewEvent } from '../events/outbox.js';
 import { baseCodeOf } from '../packaging-units/stock.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
@@ -16,19 +16,22 @@ export interface ReservationFacts {
   readonly parts: readonly ReservedPart[];
 }
 
+/** An amount in the kind's smallest unit, in the Product's base unit when exact there. */
+export function inProductUnit(amount: Dec | string, productBaseCode: string): Quantity {
+  const quantity = Quantity.of(amount, baseCodeOf(productBaseCode));
+  return quantity.to(productBaseCode) ?? quantity;
+}
+
 /**
- * A reservation has no GET, so D27 names its shape: `{reservationId, sku, qty, units: [{pKey, qty}]}`. Amounts are
+ * D27 names a reservation's event shape: `{reservationId, sku, qty, units: [{pKey, qty}]}`, the amount the event
+ * concerns (reserved, released, expired, picked or issued) and the units it concerns. Amounts are
  * in the Product's base unit when exact there, otherwise in the kind's smallest unit: the requested unit is not
  * stored, and a release then renders the same amounts as the reservation did.
  */
 export function reservationEvent(
-  type: 'allocation.event.reserved' | 'allocation.event.released',
+  type: Extract<EventType, `allocation.event.${string}`>,
   { reservationId, sku, productBaseCode, parts }: ReservationFacts,
 ): NewEvent {
-  const inProductUnit = (amount: Dec): Quantity => {
-    const quantity = Quantity.of(amount, baseCodeOf(productBaseCode));
-    return quantity.to(productBaseCode) ?? quantity;
-  };
   const total = parts.reduce((sum, part) => sum.plus(part.qtyBase), new Dec(0));
   return {
     type,
@@ -36,8 +39,8 @@ export function reservationEvent(
     resource: {
       reservationId,
       sku,
-      qty: inProductUnit(total),
-      units: parts.map((part) => ({ pKey: part.pKey, qty: inProductUnit(new Dec(part.qtyBase)) })),
+      qty: inProductUnit(total, productBaseCode),
+      units: parts.map((part) => ({ pKey: part.pKey, qty: inProductUnit(new Dec(part.qtyBase), productBaseCode) })),
     },
   };
 }

@@ -1,14 +1,16 @@
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { PLAIN_LIST } from '../http/media-types.js';
-import { sendJson, sendNoContent } from '../http/respond.js';
+import { href } from '../http/links.js';
+import { sendJson } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
-import { apiError, body, noBody } from '../openapi/responses.js';
+import { apiError, body } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { actorOf } from '../packaging-units/stock.js';
-import { allocationQuerySchema, allocationRequestSchema, reservationParamsSchema } from './schemas.js';
-import { allocate, releaseReservation } from './service.js';
+import { reservationPath } from '../reservations/routes.js';
+import { allocationQuerySchema, allocationRequestSchema } from './schemas.js';
+import { allocate } from './service.js';
 import { allocationResultSchema, allocationView } from './view.js';
 
 const tags = ['Allocation'];
@@ -24,6 +26,9 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
       const request = parseInput(allocationRequestSchema, req.body);
       const options = { groupNames: query.sourceLocationGroupNames, allowPartial: query.allowPartial !== 'false' };
       const results = await withTransaction(pool, (tx) => allocate(tx, request, options, actorOf(req)));
+      // D32: the reservation is read, picked and issued at its own address.
+      if (results[0])
+        res.setHeader('Link', `<${href(req, reservationPath(results[0].reservationId))}>; rel="reservation"`);
       sendJson(res, 200, results.map(allocationView));
     },
     doc: {
@@ -39,29 +44,12 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
           'Where the allocated quantity lies, one element per LoadUnit',
           z.array(allocationResultSchema),
           PLAIN_LIST,
+          {
+            Link: { description: '`<…>; rel="reservation"`: the reservation made, when anything was allocated' },
+          },
         ),
         404: apiError('Unknown SKU or LocationGroup', ['not.found', MasterDataKeys.locationGroupNotFoundByName]),
         409: apiError('Not enough stock and allowPartial=false', ['owms.wms.inv.alloc.insufficient']),
-      },
-    },
-  });
-
-  routes.add({
-    method: 'DELETE',
-    path: '/allocation/reservations/:reservationId',
-    handler: async (req, res) => {
-      const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => releaseReservation(tx, reservationId, actorOf(req)));
-      sendNoContent(res);
-    },
-    doc: {
-      operationId: 'release-reservation',
-      tags,
-      summary: 'Release a reservation (idempotent)',
-      request: { params: reservationParamsSchema },
-      responses: {
-        204: noBody('Released, or released already'),
-        404: apiError('No such reservation was ever issued', ['owms.wms.inv.res.notFound']),
       },
     },
   });

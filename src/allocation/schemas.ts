@@ -1,11 +1,27 @@
 import { keySchema } from '../http/key-schema.js';
+import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { positiveQuantitySchema } from '../units/quantity-schema.js';
+
+const YEAR_MS = 366 * 24 * 3_600_000;
+
+/** D32: in the future and at most a year ahead (a leap year's 366 days), judged when the request is read. */
+const expiresAtSchema = timestampSchema.refine(
+  (instant) => {
+    const at = Date.parse(instant);
+    return at > Date.now() && at <= Date.now() + YEAR_MS;
+  },
+  { error: 'must be in the future and at most a year ahead' },
+);
 
 export const allocationRequestSchema = z
   .object({
     sku: keySchema(),
     qty: positiveQuantitySchema,
+    externalRef: keySchema('What the reservation is for, e.g. an order line: 1 to 255 characters').optional(),
+    expiresAt: expiresAtSchema.optional().openapi({
+      description: 'When an unpicked, unissued reservation ends by itself (EXPIRED); at most a year ahead',
+    }),
   })
   .openapi('AllocationRequest');
 
@@ -29,5 +45,3 @@ export const allocationQuerySchema = z.object({
     .optional()
     .openapi({ description: 'false: 409 instead of allocating less than asked for; default true' }),
 });
-
-export const reservationParamsSchema = z.object({ reservationId: z.string() });

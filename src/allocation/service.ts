@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
-import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
+import type { Actor } from '../ledger/sql.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
-import { selectUnitsByIds } from '../packaging-units/sql.js';
-import { lockUnitsByIds } from '../packaging-units/write-sql.js';
-import { locationIdsOf } from '../packaging-units/find-service.js';
 import { renderedUnitEvents } from '../packaging-units/events.js';
-import { baseCodeOf, movement, placeOf } from '../packaging-units/stock.js';
+import { baseCodeOf, movement } from '../packaging-units/stock.js';
 import { productErrors } from '../products/messages.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
 import { Dec } from '../units/decimal.js';
@@ -15,14 +11,7 @@ import { Quantity } from '../units/quantity.js';
 import { reservationEvent } from './events.js';
 import { allocationErrors } from './messages.js';
 import type { AllocationRequest } from './schemas.js';
-import {
-  addReservations,
-  lockNextCandidates,
-  lockReservation,
-  releaseReservationRows,
-  type AllocatedProduct,
-  type CandidateUnit,
-} from './sql.js';
+import { addReservations, lockNextCandidates, type AllocatedProduct, type CandidateUnit } from './sql.js';
 
 export interface AllocationOptions {
   readonly groupNames: readonly string[] | undefined;
@@ -124,8 +113,14 @@ export async function allocate(
   ];
   await addReservations(
     tx,
-    reservationId,
-    takes.map(({ unit, amount }) => ({ unitId: unit.id, qtyBase: amount.toString() })),
+    {
+      reservationId,
+      productId: takes[0]!.unit.productId,
+      qtyBase: allocated.toString(),
+      externalRef: request.externalRef ?? null,
+      expiresAt: request.expiresAt ?? null,
+    },
+    takes.map(({ unit, amount }) => ({ unitId: unit.id, pKey: unit.pKey, qtyBase: amount.toString() })),
     reserved.map(({ unit, after }) => {
       const place = { transportUnitBK: unit.transportUnitBK, loadUnitPosition: unit.loadUnitPosition };
       return movement(
@@ -153,60 +148,4 @@ export async function allocate(
     qtyAllocated: expressed(amount, request.qty, product.baseUnitCode),
     reservationId,
   }));
-}
-
-/**
- * D23: releasing is idempotent; only an id that was never issued is unknown. D27: a release that releases
- * something is the reservation's event, then one `pu.event.changed` per unit released from.
- */
-export async function releaseReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
-  const key = asUuid(reservationId);
-  const rows = key ? await lockReservation(tx, key) : [];
-  if (rows.length === 0) throw allocationErrors.reservationNotFound(reservationId);
-  const active = rows.filter((row) => row.releasedAt === null && row.packagingUnitId !== null);
-  if (active.length === 0) return;
-  const unitIds = [...new Set(active.map((row) => row.packagingUnitId!))].sort((a, b) => a - b);
-  await lockUnitsByIds(tx, unitIds);
-  const unitRows = await selectUnitsByIds(tx, unitIds);
-  const units = new Map(unitRows.map((unit) => [unit.id, unit]));
-  const locationIds = await locationIdsOf(tx, unitRows);
-  await releaseReservationRows(tx, active);
-  const released = new Map<number, Dec>();
-  for (const row of active) {
-    released.set(row.packagingUnitId!, (released.get(row.packagingUnitId!) ?? new Dec(0)).plus(row.qtyBase));
-  }
-  // The units as the release leaves them: read under their locks, with the two columns it changes that a view shows.
-  const releasedFrom = [...released].map(([unitId, amount]) => {
-    const unit = units.get(unitId)!;
-    return {
-      unit,
-      after: { ...unit, reservedBase: new Dec(unit.reservedBase).minus(amount).toString(), ol: unit.ol + 1 },
-    };
-  });
-  const first = unitRows[0]!;
-  const releasedEvent = reservationEvent('allocation.event.released', {
-    reservationId: key!,
-    sku: first.sku,
-    productBaseCode: first.productBaseCode,
-    parts: [...released].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
-  });
-  const unitEvents = await renderedUnitEvents(
-    tx,
-    releasedFrom.map(({ after }) => ({ type: 'pu.event.changed', unit: after })),
-  );
-  await appendMovementsAndEvents(
-    tx,
-    releasedFrom.map(({ unit, after }) => {
-      const place = placeOf(unit, locationIds);
-      return movement(
-        'RELEASE',
-        unit,
-        { qty: unit.qtyBase, reserved: unit.reservedBase },
-        { qty: unit.qtyBase, reserved: after.reservedBase },
-        { from: place, to: place, reservationId: key! },
-      );
-    }),
-    [releasedEvent, ...unitEvents],
-    actor,
-  );
 }

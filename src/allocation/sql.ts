@@ -97,65 +97,62 @@ export async function lockNextCandidates(
   };
 }
 
+/** The reservation an allocation makes (D32): what it is for and when it ends by itself. */
+export interface NewReservation {
+  readonly reservationId: string;
+  readonly productId: number;
+  /** The whole reserved amount in the kind's smallest unit. */
+  readonly qtyBase: string;
+  readonly externalRef: string | null;
+  readonly expiresAt: string | null;
+}
+
 /**
- * Reserves on each unit and records the reservation, its ledger rows and its events, in one statement: the
- * CHECK reserved_base <= qty_base refuses any over-reservation outright, and nothing is written without the rest.
+ * Reserves on each unit and records the reservation with its parts, its ledger rows and its events, in one
+ * statement: the CHECK reserved_base <= qty_base refuses any over-reservation outright, and nothing is written
+ * without the rest.
  */
 export async function addReservations(
   tx: Tx,
-  reservationId: string,
-  takes: readonly { unitId: number; qtyBase: string }[],
+  reservation: NewReservation,
+  takes: readonly { unitId: number; pKey: string; qtyBase: string }[],
   movements: readonly MovementEntry[],
   events: readonly NewEvent[],
   actor: Actor,
 ): Promise<void> {
-  const ledger = movementInsert(movements, actor, 4);
-  const outbox = eventInsert(events, actor.requestId, 4 + ledger.values.length);
+  const ledger = movementInsert(movements, actor, 9);
+  const outbox = eventInsert(events, actor.requestId, 9 + ledger.values.length);
   await tx.query({
     name: 'allocation-reserve',
-    text: `WITH take AS (SELECT * FROM unnest($1::bigint[], $2::numeric[]) AS v(id, amount)),
+    text: `WITH take AS (SELECT * FROM unnest($1::bigint[], $2::numeric[], $4::uuid[]) AS v(id, amount, p_key)),
        reserved AS (
          UPDATE packaging_unit pu
             SET reserved_base = pu.reserved_base + take.amount, ol = pu.ol + 1, last_modified_dt = now()
            FROM take WHERE pu.id = take.id
+       ), life AS (
+         INSERT INTO reservation_life (reservation_id, product_id, qty_base, external_ref, expires_at)
+         VALUES ($3::uuid, $5::bigint, $6::numeric, $7::text, $8::timestamptz)
        ), recorded AS (
-         INSERT INTO reservation (reservation_id, packaging_unit_id, qty_base, actor, request_id)
-         SELECT $3::uuid, take.id, take.amount, ${ledger.actorParameters.subject}, ${ledger.actorParameters.requestId}
+         INSERT INTO reservation (reservation_id, packaging_unit_id, packaging_unit_pkey, qty_base, actor, request_id)
+         SELECT $3::uuid, take.id, take.p_key, take.amount, ${ledger.actorParameters.subject},
+                ${ledger.actorParameters.requestId}
            FROM take
        ), appended AS (
          ${outbox.text}
        )
        ${ledger.text}`,
-    values: [columnOf(takes, 'unitId'), columnOf(takes, 'qtyBase'), reservationId, ...ledger.values, ...outbox.values],
+    values: [
+      columnOf(takes, 'unitId'),
+      columnOf(takes, 'qtyBase'),
+      reservation.reservationId,
+      columnOf(takes, 'pKey'),
+      reservation.productId,
+      reservation.qtyBase,
+      reservation.externalRef,
+      reservation.expiresAt,
+      ...ledger.values,
+      ...outbox.values,
+    ],
   });
   signalEventsAfterCommit(tx);
-}
-
-export interface ReservationRow {
-  id: number;
-  packagingUnitId: number | null;
-  qtyBase: string;
-  releasedAt: Date | null;
-}
-
-export async function lockReservation(tx: Tx, reservationId: string): Promise<ReservationRow[]> {
-  const result = await tx.query<ReservationRow>(
-    `SELECT id, packaging_unit_id AS "packagingUnitId", qty_base::text AS "qtyBase", released_at AS "releasedAt"
-       FROM reservation WHERE reservation_id = $1::uuid ORDER BY id FOR UPDATE`,
-    [reservationId],
-  );
-  return result.rows;
-}
-
-export async function releaseReservationRows(tx: Tx, rows: readonly ReservationRow[]): Promise<void> {
-  await tx.query(
-    `UPDATE packaging_unit pu SET reserved_base = pu.reserved_base - v.amount, ol = pu.ol + 1, last_modified_dt = now()
-       FROM (SELECT unit_id, sum(amount) AS amount FROM unnest($1::bigint[], $2::numeric[]) AS r(unit_id, amount)
-              GROUP BY unit_id) AS v
-      WHERE pu.id = v.unit_id`,
-    [rows.map((row) => row.packagingUnitId), rows.map((row) => row.qtyBase)],
-  );
-  await tx.query('UPDATE reservation SET released_at = now() WHERE id = ANY($1::bigint[])', [
-    rows.map((row) => row.id),
-  ]);
 }

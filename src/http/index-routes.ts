@@ -14,6 +14,7 @@ const ROOT_LINKS: readonly LinkSpec[] = [
   ['load-unit-index', '/v1/load-units/index'],
   ['packaging-unit-index', '/v1/packaging-units/index'],
   ['events-index', '/v1/events/index'],
+  ['reservations-index', '/allocation/reservations/index'],
 ];
 
 // Spec part 4: product links carry only href; load-unit and packaging-unit links also the HTTP method.
@@ -65,6 +66,16 @@ const PACKAGING_UNIT_LINKS: readonly LinkSpec[] = [
 
 const EVENT_LINKS: readonly LinkSpec[] = [
   ['events-feed', '/v1/events?after={cursor}&limit={limit}&wait={wait}', 'GET'],
+];
+
+const RESERVATION = '/allocation/reservations/{reservationId}';
+const RESERVATION_LINKS: readonly LinkSpec[] = [
+  ['allocate', '/allocation/transport-units', 'POST'],
+  ['reservations-findall', '/allocation/reservations?sku={sku}&externalRef={externalRef}&state={state}', 'GET'],
+  ['reservations-findbyid', RESERVATION, 'GET'],
+  ['reservations-pick', `${RESERVATION}/picks`, 'POST'],
+  ['reservations-issue', `${RESERVATION}/issue`, 'POST'],
+  ['release-reservation', RESERVATION, 'DELETE'],
 ];
 
 const xml = new XMLBuilder({
@@ -179,6 +190,13 @@ const INDEXES: readonly IndexResource[] = [
     operationId: 'events-index',
     schemaName: 'EventsIndex',
     summary: 'Links to the change feed of stock events',
+  },
+  {
+    path: '/allocation/reservations/index',
+    links: RESERVATION_LINKS,
+    operationId: 'reservations-index',
+    schemaName: 'ReservationsIndex',
+    summary: 'Links to allocation and the life of a reservation (D32)',
   },
 ];
 

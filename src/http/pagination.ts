@@ -41,10 +41,22 @@ export function pageOf<Row>(rows: readonly Row[], limit: number, cursorOf: (row:
   return { items, next: cursorOf(items[items.length - 1]!) };
 }
 
-/** The absolute address of the page after this one, or undefined on the last page. */
-export function nextPageHref(req: Request, page: Page<unknown>, limit: number): string | undefined {
+/**
+ * The absolute address of the page after this one, or undefined on the last page; `filters` are the list's query
+ * parameters besides `limit` and `after`, which the next page keeps.
+ */
+export function nextPageHref(
+  req: Request,
+  page: Page<unknown>,
+  limit: number,
+  filters: Readonly<Record<string, string | undefined>> = {},
+): string | undefined {
   if (page.next === undefined) return undefined;
-  return href(req, `${req.baseUrl}${req.path}?limit=${limit}&after=${page.next}`);
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, value);
+  query.set('limit', String(limit));
+  query.set('after', String(page.next));
+  return href(req, `${req.baseUrl}${req.path}?${query.toString()}`);
 }
 
 /** Sets the `Link` header to the next page when there is one. */

@@ -14,7 +14,19 @@ export interface Actor {
   readonly requestId: string;
 }
 
-export const MOVEMENT_KINDS = ['CREATE', 'MOVE', 'SPLIT', 'DELETE', 'RESERVE', 'RELEASE', 'LOCK', 'UNLOCK'] as const;
+export const MOVEMENT_KINDS = [
+  'CREATE',
+  'MOVE',
+  'SPLIT',
+  'DELETE',
+  'RESERVE',
+  'RELEASE',
+  'LOCK',
+  'UNLOCK',
+  'PICK',
+  'ISSUE',
+  'EXPIRE',
+] as const;
 export type MovementKind = (typeof MOVEMENT_KINDS)[number];
 
 /** Where stock was or went: a Location, or a LoadUnit by TransportUnit and position. */

@@ -3,10 +3,18 @@ import type { Tx } from '../db/tx.js';
 import { ApiError, notFound, validationError } from '../http/api-error.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { appendMovementsAndEvents, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
-import { admitProduct, findLoadUnitByPKey, requireLoadUnitAt, type LoadUnitRow } from '../load-units/service.js';
+import type { NewEvent } from '../events/outbox.js';
+import {
+  admitProduct,
+  findLoadUnitByPKey,
+  findOrCreateLoadUnit,
+  requireLoadUnitAt,
+  type LoadUnitRow,
+} from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReference, requireProductReferences } from '../products/service.js';
+import { Dec } from '../units/decimal.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
 import type {
@@ -19,6 +27,7 @@ import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql
 import {
   insertSplit,
   lockUnitIdByPKey,
+  lockUnitsByIds,
   lockUnitsOfProductInLoadUnit,
   lockUnitsOfProductOnLocation,
   updateUnitHolder,
@@ -61,6 +70,95 @@ const isAt = (unit: PackagingUnitRow, target: Target): boolean =>
 
 const base = (quantity: Quantity): string => quantity.inSmallestUnit().toString();
 
+/** Where the moved stock was and went, and the reservation that moved it (a pick's), as the ledger names them. */
+interface MovePlaces {
+  readonly from: StockPlace;
+  readonly to: StockPlace;
+  readonly reservationId?: string;
+}
+
+/**
+ * Splits `take` off the unit into a new unit at the target that records its parent; `reservedTake` of it (a
+ * pick's, D32) leaves the source's reserved amount for the new unit's. Returns the new unit's id. D27: the source
+ * is changed and the new unit created.
+ */
+async function splitOff(
+  tx: Tx,
+  unit: PackagingUnitRow,
+  take: Quantity,
+  reservedTake: string,
+  holder: { loadUnitId: number | null; locationId: number | null },
+  kind: 'SPLIT' | 'PICK',
+  places: MovePlaces,
+  { changes, entries }: MoveContext,
+): Promise<number> {
+  const quantity = quantityOf(unit);
+  const rest = quantity.minus(take);
+  const reservedRest = new Dec(unit.reservedBase).minus(reservedTake).toString();
+  await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode, reservedRest);
+  const split = await insertSplit(
+    tx,
+    unit.id,
+    { magnitude: take.magnitude.toString(), code: take.unitCode },
+    { ...holder, reservedBase: reservedTake },
+  );
+  changes.unit('pu.event.changed', unit.id).unit('pu.event.created', split.id);
+  entries.push(
+    movement(
+      kind,
+      unit,
+      { qty: base(quantity), reserved: unit.reservedBase },
+      { qty: base(rest), reserved: reservedRest },
+      places,
+    ),
+    movement(
+      kind,
+      { pKey: split.pKey, productId: unit.productId, qtyCode: take.unitCode },
+      { qty: '0', reserved: '0' },
+      { qty: base(take), reserved: reservedTake },
+      places,
+    ),
+  );
+  return split.id;
+}
+
+/** Moves whole units, their reservations with them. D27: each unit is moved. */
+async function moveWhole(
+  tx: Tx,
+  units: readonly PackagingUnitRow[],
+  holder: { loadUnitId: number | null; locationId: number | null },
+  kind: 'MOVE' | 'PICK',
+  places: MovePlaces,
+  { changes, entries }: MoveContext,
+): Promise<void> {
+  if (units.length === 0) return;
+  await updateUnitHolder(
+    tx,
+    units.map((unit) => unit.id),
+    holder,
+  );
+  for (const unit of units) {
+    changes.unit('pu.event.moved', unit.id);
+    const state = { qty: base(quantityOf(unit)), reserved: unit.reservedBase };
+    entries.push(movement(kind, unit, state, state, places));
+  }
+}
+
+/** D21: moving to where the stock already is is no move. */
+function refuseMoveInPlace(units: readonly PackagingUnitRow[], target: Target): void {
+  if (units.some((unit) => isAt(unit, target))) {
+    throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
+  }
+}
+
+/** D17: the target LoadUnit takes the Product, or refuses it. */
+async function admitInto(tx: Tx, target: Target, unit: PackagingUnitRow, context: MoveContext): Promise<void> {
+  if (!('loadUnit' in target)) return;
+  if (await admitProduct(tx, target.loadUnit, { id: unit.productId, sku: unit.sku }, context.mixedAllowed)) {
+    context.changes.loadUnit('lu.event.changed', target.loadUnit.id);
+  }
+}
+
 /**
  * D21, the one way stock moves. Without `wanted` every unit moves whole, reservations included. With `wanted`,
  * that much or less moves, oldest units first and only their unreserved part: a unit moves whole when all of
@@ -74,19 +172,12 @@ async function moveUnits(
   wanted: Quantity | undefined,
   target: Target,
   from: StockPlace,
-  { mixedAllowed, changes, entries }: MoveContext,
+  context: MoveContext,
 ): Promise<number[]> {
-  if (units.some((unit) => isAt(unit, target))) {
-    throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
-  }
-  if ('loadUnit' in target && units[0]) {
-    const product = { id: units[0].productId, sku: units[0].sku };
-    if (await admitProduct(tx, target.loadUnit, product, mixedAllowed)) {
-      changes.loadUnit('lu.event.changed', target.loadUnit.id);
-    }
-  }
+  refuseMoveInPlace(units, target);
+  if (units[0]) await admitInto(tx, target, units[0], context);
   const holder = holderOf(target);
-  const to = target.place;
+  const places = { from, to: target.place };
   const wholeUnits: PackagingUnitRow[] = [];
   const arrived: number[] = [];
   let remaining = wanted;
@@ -96,49 +187,72 @@ async function moveUnits(
     const unreserved = Number(unit.reservedBase) === 0;
     if (remaining === undefined || (unreserved && remaining.compareTo(quantity) >= 0)) {
       wholeUnits.push(unit);
-      changes.unit('pu.event.moved', unit.id);
+      // Noted now, so the events keep the units' order (oldest first) among the splits'.
+      context.changes.unit('pu.event.moved', unit.id);
       if (remaining !== undefined) remaining = remaining.minus(quantity);
       continue;
     }
     const take = availableOf(unit).min(remaining);
     if (!take.isPositive()) continue;
     remaining = remaining.minus(take);
-    const rest = quantity.minus(take);
-    await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode);
-    const split = await insertSplit(tx, unit.id, { magnitude: take.magnitude.toString(), code: take.unitCode }, holder);
-    arrived.push(split.id);
-    changes.unit('pu.event.changed', unit.id).unit('pu.event.created', split.id);
-    entries.push(
-      movement(
-        'SPLIT',
-        unit,
-        { qty: base(quantity), reserved: unit.reservedBase },
-        { qty: base(rest), reserved: unit.reservedBase },
-        { from, to },
-      ),
-      movement(
-        'SPLIT',
-        { pKey: split.pKey, productId: unit.productId, qtyCode: take.unitCode },
-        { qty: '0', reserved: '0' },
-        { qty: base(take), reserved: '0' },
-        { from, to },
-      ),
-    );
+    arrived.push(await splitOff(tx, unit, take, '0', holder, 'SPLIT', places, context));
   }
-  if (wholeUnits.length > 0) {
-    await updateUnitHolder(
-      tx,
-      wholeUnits.map((unit) => unit.id),
-      holder,
-    );
-    for (const unit of wholeUnits) {
-      const state = { qty: base(quantityOf(unit)), reserved: unit.reservedBase };
-      entries.push(movement('MOVE', unit, state, state, { from, to }));
-      arrived.push(unit.id);
-    }
-  }
+  await moveWhole(tx, wholeUnits, holder, 'MOVE', places, context);
+  arrived.push(...wholeUnits.map((unit) => unit.id));
   if (arrived.length === 0) throw packagingUnitErrors.reserved(units[0]?.sku ?? '');
   return arrived;
+}
+
+/** Where a pick takes goods (D32): a LoadUnit, created on the spot when its type is given, or a Location. */
+export type PickTarget = { transportUnitBK: string; luPos: string; loadUnitType?: string } | { locationId: string };
+
+/**
+ * D32: moves `amount` of what reservation `reservationId` holds on the locked `unit` to the target, split as D21
+ * splits, the moved amount staying reserved (on the new unit, or on the unit when it moves whole: all of it is
+ * the reservation's). Ledger rows PICK; the units' events, then `pickedEvents(arrived pKey)`, in one statement.
+ * Returns the unit at the target and whether it is a new one. The caller has locked the reservation first; the
+ * unit is locked here, after the target LoadUnit, in the order every move takes them.
+ */
+export async function pickReserved(
+  tx: Tx,
+  unitId: number,
+  amount: Quantity,
+  targetRef: PickTarget,
+  reservationId: string,
+  actor: Actor,
+  mixedAllowed: boolean,
+  pickedEvents: (arrivedPKey: string) => NewEvent[],
+): Promise<{ arrived: PackagingUnitRow; split: boolean }> {
+  const context = moveContext(actor, mixedAllowed);
+  let target: Target;
+  if ('locationId' in targetRef) {
+    target = await locationTarget(tx, targetRef);
+  } else {
+    const { loadUnit, created } = await findOrCreateLoadUnit(tx, {
+      transportUnitBK: targetRef.transportUnitBK,
+      position: targetRef.luPos,
+      loadUnitType: targetRef.loadUnitType,
+    });
+    if (created) context.changes.loadUnit('lu.event.created', loadUnit.id);
+    target = { loadUnit, place: { transportUnitBK: targetRef.transportUnitBK, loadUnitPosition: targetRef.luPos } };
+  }
+  await lockUnitsByIds(tx, [unitId]);
+  const unit = (await lockedUnits(tx, [unitId]))[0]!;
+  refuseMoveInPlace([unit], target);
+  await admitInto(tx, target, unit, context);
+  const places = { from: placeOf(unit, await locationIdsOf(tx, [unit])), to: target.place, reservationId };
+  const whole = amount.inSmallestUnit().eq(unit.qtyBase);
+  const arrivedId = whole
+    ? (await moveWhole(tx, [unit], holderOf(target), 'PICK', places, context), unit.id)
+    : await splitOff(tx, unit, amount, base(amount), holderOf(target), 'PICK', places, context);
+  const arrived = (await lockedUnits(tx, [arrivedId]))[0]!;
+  await appendMovementsAndEvents(
+    tx,
+    context.entries,
+    [...(await context.changes.events(tx)), ...pickedEvents(arrived.pKey)],
+    actor,
+  );
+  return { arrived, split: !whole };
 }
 
 async function lockedUnits(tx: Tx, ids: readonly number[]): Promise<PackagingUnitRow[]> {

@@ -77,6 +77,12 @@ export async function sendUnitList(
   );
 }
 
-export async function sendUnit(db: Queryable, req: Request, res: Response, unit: PackagingUnitRow): Promise<void> {
-  sendJson(res, 200, packagingUnitResource(unit, await viewContext(db, req, [unit])));
+export async function sendUnit(
+  db: Queryable,
+  req: Request,
+  res: Response,
+  unit: PackagingUnitRow,
+  status = 200,
+): Promise<void> {
+  sendJson(res, status, packagingUnitResource(unit, await viewContext(db, req, [unit])));
 }

@@ -130,12 +130,20 @@ export function lockUnitsOfProductOnLocation(
   ]);
 }
 
-export async function updateUnitQuantity(tx: Tx, id: number, magnitude: string, code: string): Promise<void> {
+/** Sets a unit's quantity, and its reserved amount when `reservedBase` is given (a pick or an issue takes both). */
+export async function updateUnitQuantity(
+  tx: Tx,
+  id: number,
+  magnitude: string,
+  code: string,
+  reservedBase?: string,
+): Promise<void> {
   await tx.query({
     name: 'update-unit-quantity',
-    text: `UPDATE packaging_unit SET qty_magnitude = $2::numeric, qty_code = $3, ol = ol + 1, last_modified_dt = now()
+    text: `UPDATE packaging_unit SET qty_magnitude = $2::numeric, qty_code = $3,
+           reserved_base = COALESCE($4::numeric, reserved_base), ol = ol + 1, last_modified_dt = now()
       WHERE id = $1`,
-    values: [id, magnitude, code],
+    values: [id, magnitude, code, reservedBase ?? null],
   });
 }
 
@@ -158,7 +166,8 @@ export async function deleteUnits(tx: Tx, ids: readonly number[]): Promise<void>
 
 /**
  * Splits `qty` off a unit into a new unit that records it as parent and copies its other fields; the holder,
- * state and message may differ. The caller reduces the source in the same transaction.
+ * state, message and reserved amount (a pick's, D32) may differ. The caller reduces the source in the same
+ * transaction.
  */
 export async function insertSplit(
   tx: Tx,
@@ -169,6 +178,7 @@ export async function insertSplit(
     locationId?: number | null;
     state?: string;
     message?: { messageNo: string | null; messageText: string | null };
+    reservedBase?: string;
   },
 ): Promise<{ id: number; pKey: string }> {
   const moves = changes.loadUnitId !== undefined || changes.locationId !== undefined;
@@ -176,11 +186,13 @@ export async function insertSplit(
     name: 'insert-split',
     text: `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
                                  dimension, weight_magnitude, weight_code, distribution, physical_position,
-                                 serial_number, expires_at, labels, details, message_no, message_text)
+                                 serial_number, expires_at, labels, details, message_no, message_text,
+                                 reserved_base)
      SELECT product_id, $2::numeric, $3, CASE WHEN $4 THEN $5::bigint ELSE load_unit_id END,
             CASE WHEN $4 THEN $6::bigint ELSE location_id END, id, COALESCE($7, state), dimension, weight_magnitude,
             weight_code, distribution, physical_position, serial_number, expires_at, labels, details,
-            CASE WHEN $8 THEN $9 ELSE message_no END, CASE WHEN $8 THEN $10 ELSE message_text END
+            CASE WHEN $8 THEN $9 ELSE message_no END, CASE WHEN $8 THEN $10 ELSE message_text END,
+            COALESCE($11::numeric, 0)
        FROM packaging_unit WHERE id = $1
      RETURNING id, p_key AS "pKey"`,
     values: [
@@ -194,6 +206,7 @@ export async function insertSplit(
       changes.message !== undefined,
       changes.message?.messageNo ?? null,
       changes.message?.messageText ?? null,
+      changes.reservedBase ?? null,
     ],
   });
   return result.rows[0]!;

@@ -35,6 +35,7 @@ const ROOT: Links = hrefs({
   'load-unit-index': '/v1/load-units/index',
   'packaging-unit-index': '/v1/packaging-units/index',
   'events-index': '/v1/events/index',
+  'reservations-index': '/allocation/reservations/index',
   self: '/index',
 });
 

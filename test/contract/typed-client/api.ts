@@ -85,6 +85,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/allocation/reservations/index': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Links to allocation and the life of a reservation (D32) */
+    get: operations['reservations-index'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/products': {
     parameters: {
       query?: never;
@@ -468,11 +485,66 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** One reservation: its state and what it holds, or held when it ended */
+    get: operations['reservations-findbyid'];
     put?: never;
     post?: never;
-    /** Release a reservation (idempotent) */
+    /** Release a reservation (idempotent); an expired or issued one stays as it ended */
     delete: operations['release-reservation'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/allocation/reservations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Reservations, newest first, a page at a time; filtered by SKU, external reference and state */
+    get: operations['reservations-findall'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/allocation/reservations/{reservationId}/picks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pick reserved goods: move them to the target, still reserved by the reservation
+     * @description Moves qty of what the reservation holds on PackagingUnit pKey to the target, split off into a new unit unless the whole unit goes; the moved goods stay reserved by this reservation until issued or released.
+     */
+    post: operations['reservations-pick'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/allocation/reservations/{reservationId}/issue': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Goods issue: what the reservation holds leaves stock (idempotent) */
+    post: operations['reservations-issue'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -627,6 +699,7 @@ export interface components {
         'load-unit-index': components['schemas']['Link'];
         'packaging-unit-index': components['schemas']['Link'];
         'events-index': components['schemas']['Link'];
+        'reservations-index': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
     };
@@ -709,6 +782,17 @@ export interface components {
     EventsIndex: {
       _links: {
         'events-feed': components['schemas']['Link'];
+        self: components['schemas']['Link'];
+      };
+    };
+    ReservationsIndex: {
+      _links: {
+        allocate: components['schemas']['Link'];
+        'reservations-findall': components['schemas']['Link'];
+        'reservations-findbyid': components['schemas']['Link'];
+        'reservations-pick': components['schemas']['Link'];
+        'reservations-issue': components['schemas']['Link'];
+        'release-reservation': components['schemas']['Link'];
         self: components['schemas']['Link'];
       };
     };
@@ -1430,7 +1514,18 @@ export interface components {
     /** @description One stock change of a PackagingUnit, amounts in the smallest unit */
     StockMovement: {
       /** @enum {string} */
-      type: 'CREATE' | 'MOVE' | 'SPLIT' | 'DELETE' | 'RESERVE' | 'RELEASE' | 'LOCK' | 'UNLOCK';
+      type:
+        | 'CREATE'
+        | 'MOVE'
+        | 'SPLIT'
+        | 'DELETE'
+        | 'RESERVE'
+        | 'RELEASE'
+        | 'LOCK'
+        | 'UNLOCK'
+        | 'PICK'
+        | 'ISSUE'
+        | 'EXPIRE';
       quantityBefore: components['schemas']['QuantityValue'];
       quantityAfter: components['schemas']['QuantityValue'];
       reservedBefore: components['schemas']['QuantityValue'];
@@ -1466,7 +1561,86 @@ export interface components {
     AllocationRequest: {
       sku: string;
       qty: components['schemas']['PositiveQuantity'];
+      /** @description What the reservation is for, e.g. an order line: 1 to 255 characters */
+      externalRef?: string;
+      /**
+       * Format: date-time
+       * @description When an unpicked, unissued reservation ends by itself (EXPIRED); at most a year ahead
+       */
+      expiresAt?: string;
     };
+    ReservationResource: {
+      reservationId: string;
+      sku: string;
+      qty: components['schemas']['QuantityValue'];
+      picked: components['schemas']['QuantityValue'];
+      /** @enum {string} */
+      state: 'ACTIVE' | 'RELEASED' | 'EXPIRED' | 'ISSUED';
+      externalRef?: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      expiresAt?: string;
+      /** Format: date-time */
+      endedAt?: string;
+      units: components['schemas']['ReservedUnit'][];
+      _links: {
+        self: components['schemas']['Link'];
+      };
+    };
+    /** @description What the reservation holds (or held) on one PackagingUnit */
+    ReservedUnit: {
+      pKey: string;
+      qty: components['schemas']['QuantityValue'];
+      picked: components['schemas']['QuantityValue'];
+    };
+    /** @description A reservation and what it holds, or held when it ended (D32) */
+    Reservation: {
+      reservationId: string;
+      sku: string;
+      qty: components['schemas']['QuantityValue'];
+      picked: components['schemas']['QuantityValue'];
+      /** @enum {string} */
+      state: 'ACTIVE' | 'RELEASED' | 'EXPIRED' | 'ISSUED';
+      externalRef?: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      expiresAt?: string;
+      /** Format: date-time */
+      endedAt?: string;
+      units: components['schemas']['ReservedUnit'][];
+    };
+    ReservationHalList: {
+      _embedded: {
+        reservations: components['schemas']['ReservationResource'][];
+      };
+      _links: {
+        self: {
+          href: string;
+        };
+        next?: {
+          href: string;
+        };
+      };
+    };
+    PickRequest: {
+      /** @description The PackagingUnit the reservation holds the goods on */
+      pKey: string;
+      qty: components['schemas']['PositiveQuantity'];
+      target: components['schemas']['PickTarget'];
+    };
+    /** @description A LoadUnit by TransportUnit and position, or a Location */
+    PickTarget:
+      | {
+          transportUnitBK: string;
+          luPos: string;
+          /** @description Creates the LoadUnit on the spot when it does not exist */
+          loadUnitType?: string;
+        }
+      | {
+          locationId: string;
+        };
     StockLevel: {
       sku: string;
       onHand: components['schemas']['QuantityValue'];
@@ -1947,6 +2121,91 @@ export interface operations {
         content: {
           'application/hal+json': components['schemas']['EventsIndex'];
           'application/json': components['schemas']['EventsIndex'];
+          'application/xml': components['schemas']['IndexXml'];
+          'application/hal+xml': components['schemas']['IndexXml'];
+          'text/xml': components['schemas']['IndexXml'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'reservations-index': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The links; XML only when application/xml, application/hal+xml or text/xml is named (D7) */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ReservationsIndex'];
+          'application/json': components['schemas']['ReservationsIndex'];
           'application/xml': components['schemas']['IndexXml'];
           'application/hal+xml': components['schemas']['IndexXml'];
           'text/xml': components['schemas']['IndexXml'];
@@ -6122,6 +6381,8 @@ export interface operations {
       /** @description Where the allocated quantity lies, one element per LoadUnit */
       200: {
         headers: {
+          /** @description `<…>; rel="reservation"`: the reservation made, when anything was allocated */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
@@ -6249,6 +6510,102 @@ export interface operations {
       };
     };
   };
+  'reservations-findbyid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reservation */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ReservationResource'];
+          'application/json': components['schemas']['ReservationResource'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description No such reservation was ever issued: owms.wms.inv.res.notFound */
+      404: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
   'release-reservation': {
     parameters: {
       query?: never;
@@ -6263,7 +6620,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Released, or released already */
+      /** @description Released, or released, expired or issued already */
       204: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6322,6 +6679,362 @@ export interface operations {
         };
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
+      409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request: owms.common.idempotency.keyReused */
+      422: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'reservations-findall': {
+    parameters: {
+      query?: {
+        /** @description At most this many items; a `Link: rel="next"` header leads to the rest */
+        limit?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
+        /** @description Only reservations of this Product */
+        sku?: string;
+        /** @description Only reservations made for this reference */
+        externalRef?: string;
+        /** @description Only reservations in this state */
+        state?: 'ACTIVE' | 'RELEASED' | 'EXPIRED' | 'ISSUED';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reservations; HAL when application/hal+json is named */
+      200: {
+        headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Reservation'][];
+          'application/hal+json': components['schemas']['ReservationHalList'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'reservations-pick': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry of this write answer the first response instead of doing it again */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PickRequest'];
+      };
+    };
+    responses: {
+      /** @description The unit at the target */
+      201: {
+        headers: {
+          /** @description The unit at the target */
+          Location: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description `true` on a repeated answer to an Idempotency-Key */
+          'Idempotent-Replayed'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['PackagingUnitResource'];
+          'application/json': components['schemas']['PackagingUnitResource'];
+        };
+      };
+      /** @description The target LoadUnit must be created without a loadUnitType, or holds another Product: owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description Unknown reservation or target Location: owms.wms.inv.res.notFound, owms.wms.inv.loc.idNotExists, owms.wms.inv.lu.onTuNotExists */
+      404: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description More than the reservation holds on that unit, or the reservation is not ACTIVE: owms.wms.inv.res.overpick, owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
+      409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The body exceeds the limit (BODY_LIMIT, 1 MB unless configured) */
+      413: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The body is of a media type the operation does not read */
+      415: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request: owms.common.idempotency.keyReused */
+      422: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'reservations-issue': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry of this write answer the first response instead of doing it again */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Issued, or issued already */
+      204: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description `true` on a repeated answer to an Idempotency-Key */
+          'Idempotent-Replayed'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description No bearer token, or one that is not valid */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
+      403: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description No such reservation was ever issued: owms.wms.inv.res.notFound */
+      404: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The reservation was released or expired: owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */

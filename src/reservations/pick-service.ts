@@ -1,0 +1,118 @@
+import { inProductUnit, reservationEvent } from '../allocation/events.js';
+import { allocationErrors } from '../allocation/messages.js';
+import { asUuid } from '../db/keys.js';
+import type { Tx } from '../db/tx.js';
+import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
+import { locationIdsOf } from '../packaging-units/find-service.js';
+import { pickReserved, type PickTarget } from '../packaging-units/move-service.js';
+import type { PackagingUnitRow } from '../packaging-units/sql.js';
+import { StockChanges } from '../packaging-units/stock-changes.js';
+import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/stock.js';
+import { deleteUnits, updateUnitQuantity } from '../packaging-units/write-sql.js';
+import { requireProductKind } from '../products/service.js';
+import { Quantity } from '../units/quantity.js';
+import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
+import { amountsByUnit, lockedReservation, lockHeldUnits } from './service.js';
+
+export interface PickInput {
+  readonly pKey: string;
+  readonly qty: Quantity;
+  readonly target: PickTarget;
+}
+
+function requireActive(reservation: ReservationRow): void {
+  if (reservation.state !== 'ACTIVE') {
+    throw allocationErrors.notActive(reservation.reservationId, reservation.state);
+  }
+}
+
+/**
+ * D32: moves `qty` of what the reservation holds on unit `pKey` to the target; the goods stay reserved by it.
+ * Picking from a unit it does not hold is picking more than it holds there (none): 409 overpick. Returns the unit
+ * at the target.
+ */
+export async function pickReservation(
+  tx: Tx,
+  reservationId: string,
+  input: PickInput,
+  actor: Actor,
+  mixedAllowed: boolean,
+): Promise<PackagingUnitRow> {
+  const reservation = await lockedReservation(tx, reservationId);
+  requireProductKind(input.qty, reservation.productBaseCode, 'qty');
+  requireActive(reservation);
+  const unitKey = asUuid(input.pKey);
+  const part = (await selectParts(tx, [reservation.reservationId], true)).find((held) => held.pKey === unitKey);
+  const amount = input.qty.inSmallestUnit();
+  if (!part || amount.gt(part.qtyBase)) {
+    const held = inProductUnit(part?.qtyBase ?? '0', reservation.productBaseCode);
+    throw allocationErrors.overpick(reservationId, input.pKey, input.qty.toString(), held.toString());
+  }
+  const picked = (arrivedPKey: string) => [
+    reservationEvent('allocation.event.picked', {
+      reservationId: reservation.reservationId,
+      sku: reservation.sku,
+      productBaseCode: reservation.productBaseCode,
+      parts: [{ pKey: arrivedPKey, qtyBase: amount }],
+    }),
+  ];
+  const { arrived, split } = await pickReserved(
+    tx,
+    part.packagingUnitId!,
+    input.qty,
+    input.target,
+    reservation.reservationId,
+    actor,
+    mixedAllowed,
+    picked,
+  );
+  await recordPick(tx, part, amount.toString(), split ? arrived : undefined, actor);
+  return arrived;
+}
+
+/**
+ * D32 goods issue: everything the reservation holds leaves stock; a unit left empty is deleted. Issuing an issued
+ * reservation again changes nothing. D27: `allocation.event.issued`, then each unit's event.
+ */
+export async function issueReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
+  const reservation = await lockedReservation(tx, reservationId);
+  if (reservation.state === 'ISSUED') return;
+  requireActive(reservation);
+  const amounts = amountsByUnit(await selectParts(tx, [reservation.reservationId], true));
+  const units = await lockHeldUnits(tx, amounts);
+  const locationIds = await locationIdsOf(tx, [...units.values()]);
+  const changes = new StockChanges();
+  const emptied: number[] = [];
+  const entries = [];
+  for (const [unitId, amount] of amounts) {
+    const unit = units.get(unitId)!;
+    const rest = quantityOf(unit).minus(Quantity.of(amount, baseCodeOf(unit.qtyCode)));
+    const reservedRest = amount.negated().plus(unit.reservedBase).toString();
+    if (rest.isZero()) {
+      emptied.push(unitId);
+      changes.deletedUnit(unit);
+    } else {
+      await updateUnitQuantity(tx, unitId, rest.magnitude.toString(), rest.unitCode, reservedRest);
+      changes.unit('pu.event.changed', unitId);
+    }
+    entries.push(
+      movement(
+        'ISSUE',
+        unit,
+        { qty: unit.qtyBase, reserved: unit.reservedBase },
+        { qty: rest.inSmallestUnit().toString(), reserved: reservedRest },
+        { from: placeOf(unit, locationIds), reservationId: reservation.reservationId },
+      ),
+    );
+  }
+  await endReservation(tx, reservation.reservationId, 'ISSUED');
+  const unitEvents = await changes.events(tx);
+  if (emptied.length > 0) await deleteUnits(tx, emptied);
+  const issued = reservationEvent('allocation.event.issued', {
+    reservationId: reservation.reservationId,
+    sku: reservation.sku,
+    productBaseCode: reservation.productBaseCode,
+    parts: [...amounts].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
+  });
+  await appendMovementsAndEvents(tx, entries, [issued, ...unitEvents], actor);
+}
