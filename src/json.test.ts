@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { LosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { firstRepeatedKey, stringifyJson } from './json.js';
+import { JsonElements, type JsonElement } from './http/json-elements.js';
+import { escapesLoneSurrogate, firstRepeatedKey, parseJson, stringifyJson } from './json.js';
 
 describe('stringifyJson', () => {
   it('writes a value without LosslessNumber as JSON.stringify does', () => {
@@ -177,6 +178,102 @@ describe('firstRepeatedKey against the Set-based check', () => {
         expect(firstRepeatedKey(text)).toBe(firstRepeatedKeyBySets(text));
       }),
       { numRuns: 3_000, seed: 20_261_126 },
+    );
+  });
+});
+
+/** What JsonElements hands out for `text` cut at `cuts`, or the message of what it throws. */
+function streamed(text: string, cuts: readonly number[]): JsonElement[] | string {
+  const elements = new JsonElements({ bytes: 1024 * 1024, text: '1mb' });
+  const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
+  const found: JsonElement[] = [];
+  try {
+    let from = 0;
+    for (const point of [...points, text.length]) {
+      found.push(...elements.write(text.slice(from, point)));
+      from = point;
+    }
+    found.push(...elements.end());
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return found;
+}
+
+/**
+ * What the body read whole gives: its elements (itself when no array), or the message of its refusal. One answer
+ * differs on purpose: read whole, a body with a long number and a key named twice with two values was refused as
+ * malformed JSON (the exact parser's "Duplicate key"); read as it arrives, it is refused for the repeated key.
+ */
+function buffered(text: string): JsonElement[] | string {
+  const repeated = firstRepeatedKey(text);
+  const value = repeated === undefined ? parseJson(text) : JSON.parse(text);
+  if (escapesLoneSurrogate(text, value)) {
+    return 'Request body is not readable: a string holds a lone UTF-16 surrogate, which is no character';
+  }
+  if (repeated !== undefined) {
+    return `Request body is not readable: an object names the key ${JSON.stringify(repeated)} more than once`;
+  }
+  return Array.isArray(value) ? value.map((item, index) => ({ index, value: item })) : [{ index: undefined, value }];
+}
+
+describe('JsonElements (issue 26)', () => {
+  it('answers what the body read whole gives, however the text is cut into pieces', () => {
+    const body = fc.oneof(
+      jsonText,
+      fc.array(jsonText, { maxLength: 6 }).map((items) => `[${items.join(',')}]`),
+    );
+    fc.assert(
+      fc.property(body, fc.array(fc.nat(), { maxLength: 8 }), (text, cuts) => {
+        expect(streamed(text, cuts)).toEqual(buffered(text));
+      }),
+      { numRuns: 2_000, seed: 20_261_127 },
+    );
+  });
+
+  it('keeps the digits of a number that a double would round', () => {
+    expect(streamed('[{"magnitude":123456789012345.123456},{"magnitude":1.5}]', [17])).toEqual([
+      { index: 0, value: { magnitude: new LosslessNumber('123456789012345.123456') } },
+      { index: 1, value: { magnitude: 1.5 } },
+    ]);
+  });
+
+  it('keeps a __proto__ key as a key of the object', () => {
+    const [element] = streamed('[{"details":{"__proto__":{"x":1}}}]', []) as JsonElement[];
+    expect(Object.keys((element!.value as { details: object }).details)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf((element!.value as { details: object }).details)).toBe(Object.prototype);
+  });
+
+  it('keeps U+FEFF inside a string, which the parser alone would drop, and refuses it after a lone backslash', () => {
+    const text = '[{"sku":"\uFEFFA\uFEFFB\\\\\uFEFF"}]';
+    for (const cut of [0, 9, 10, 11, text.length - 4]) expect(streamed(text, [cut])).toEqual(buffered(text));
+    expect(streamed('["\\\uFEFF"]', [])).toMatch(/^Request body is not readable: malformed JSON \(.+\)$/);
+  });
+
+  it('finds a lone surrogate whose escape is cut between two pieces', () => {
+    const text = '[{"sku":"A\\uD800"}]';
+    expect(streamed(text, [text.indexOf('D800')])).toBe(
+      'Request body is not readable: a string holds a lone UTF-16 surrogate, which is no character',
+    );
+  });
+
+  it('answers malformed JSON after a repeated key with the malformed JSON, as the body read whole does', () => {
+    expect(streamed('[{"a":1,"a":2},{"b":]', [])).toMatch(/^Request body is not readable: malformed JSON \(.+\)$/);
+  });
+
+  it('answers a body that ends too early, or goes on after its value, as malformed JSON', () => {
+    expect(streamed('[{"sku":"A"}', [])).toBe(
+      'Request body is not readable: malformed JSON (Unexpected end of JSON input)',
+    );
+    expect(streamed('[{"sku":"A"}] []', [])).toMatch(/^Request body is not readable: malformed JSON \(.+\)$/);
+    expect(streamed('', [])).toEqual([]);
+  });
+
+  it('refuses an element larger than the limit of one resource with 413 naming it, before it has ended', () => {
+    const elements = new JsonElements({ bytes: 100, text: '100b' });
+    expect(elements.write('[{"sku":"A"}, {"sku":"B"},')).toHaveLength(2);
+    expect(() => elements.write(`{"description":"${'x'.repeat(100)}`)).toThrow(
+      'Request body element [2] exceeds the limit of one resource, 100b',
     );
   });
 });

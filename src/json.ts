@@ -11,6 +11,11 @@ function toNumberOrLossless(text: string): number | LosslessNumber {
   return isSafeNumber(text) ? Number(text) : new LosslessNumber(text);
 }
 
+/** One number literal as parseJson gives it: a LosslessNumber only when a double cannot hold it exactly. */
+export function jsonNumber(text: string): number | LosslessNumber {
+  return LONG_NUMBER_LITERAL.test(text) ? toNumberOrLossless(text) : Number(text);
+}
+
 /**
  * JSON.parse, except that numbers which a double cannot hold exactly arrive as LosslessNumber with their
  * source text, so quantities are never silently rounded.
@@ -56,7 +61,8 @@ export function jsonTextOrNull(value: unknown): string | null {
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function holdsLoneSurrogate(value: unknown): boolean {
+/** Whether a value holds a string or key with a surrogate that is not half of a pair. */
+export function holdsLoneSurrogate(value: unknown): boolean {
   if (typeof value === 'string') return LONE_SURROGATE.test(value);
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
@@ -68,7 +74,12 @@ function holdsLoneSurrogate(value: unknown): boolean {
  * would turn into U+FFFD, so what is stored would differ from what was sent. Only texts with such an escape are walked.
  */
 export function escapesLoneSurrogate(text: string, parsed: unknown): boolean {
-  return SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(parsed);
+  return escapesSurrogate(text) && holdsLoneSurrogate(parsed);
+}
+
+/** Whether JSON text escapes a surrogate at all: only then can a parsed value hold a lone one. */
+export function escapesSurrogate(text: string): boolean {
+  return SURROGATE_ESCAPE.test(text);
 }
 
 const QUOTE = 0x22;

@@ -7,7 +7,7 @@ import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
-import { BodyBudget, declaredLength, readText } from './body.js';
+import { BodyBudget, declaredLength, readPieces, readText } from './body.js';
 import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
@@ -35,6 +35,11 @@ export interface RouteDefinition {
   readonly consumes?: readonly BodyKind[];
   /** The body is an array of many resources: read up to the bulk limit instead of the limit of one resource. */
   readonly bulk?: boolean;
+  /**
+   * Reads a JSON body as it arrives instead of whole (issue 26): gets its decoded text piece by piece and answers
+   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource.
+   */
+  readonly readJson?: (pieces: AsyncIterable<string>, resourceLimit: ByteSize, req: Request) => Promise<unknown>;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -118,6 +123,9 @@ function hasBody(req: Request): boolean {
 
 interface BodyReading {
   readonly limit: ByteSize;
+  /** Of one resource, when `limit` is the bulk limit. */
+  readonly resourceLimit: ByteSize;
+  readonly readJson?: RouteDefinition['readJson'];
   /** Of a streamed (NDJSON) body, which is never held and so waits for no budget. */
   readonly importLimit: ByteSize;
   /** Bulk bodies only: a body of one resource is small, and waiting behind a bulk upload would starve it. */
@@ -128,7 +136,7 @@ interface BodyReading {
 
 function readBody(
   consumes: readonly BodyKind[] | undefined,
-  { limit, importLimit, budget, hashOf }: BodyReading,
+  { limit, resourceLimit, readJson: readJsonAsItArrives, importLimit, budget, hashOf }: BodyReading,
 ): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
@@ -152,17 +160,25 @@ function readBody(
     if (!budget) return next();
     budget.take(length ?? limit.bytes, res).then(() => next(), next);
   };
-  const readJson = (req: Request, done: (error?: unknown) => void): void => {
+  /** `asIs`: the error is the route's reader's own, not one of reading the body. */
+  const readJson = (req: Request, done: (error?: unknown, asIs?: boolean) => void): void => {
     const hash = hashOf?.(req);
-    readText(req, limit, hash && ((piece) => hash.update(piece))).then((text) => {
-      if (hash) req.requestHash = hash.digest('hex');
-      req.body = text;
-      done();
-    }, done);
+    const onPiece = hash && ((piece: string): void => void hash.update(piece));
+    const read = readJsonAsItArrives
+      ? readJsonAsItArrives(readPieces(req, limit, onPiece), resourceLimit, req)
+      : readText(req, limit, onPiece);
+    read.then(
+      (body) => {
+        if (hash) req.requestHash = hash.digest('hex');
+        req.body = body;
+        done();
+      },
+      (error: unknown) => done(error, readJsonAsItArrives !== undefined),
+    );
   };
   const parse: RequestHandler = (req, res, next) => {
-    const done = (error?: unknown): void => {
-      if (error) return next(translateBodyError(error, limit));
+    const done = (error?: unknown, asIs = false): void => {
+      if (error) return next(asIs ? error : translateBodyError(error, limit));
       if (typeof req.body === 'string') {
         if (req.body.trim() === '') {
           req.body = undefined;
@@ -416,6 +432,8 @@ export class Routes {
       ...(definition.produces ? [negotiate(definition.produces)] : []),
       ...readBody(definition.consumes, {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
+        resourceLimit: this.bodyLimits.limit,
+        readJson: definition.readJson,
         importLimit: this.bodyLimits.importLimit,
         budget: definition.bulk ? this.budget : undefined,
         hashOf: writes ? this.idempotency?.hashOf : undefined,

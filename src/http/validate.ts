@@ -1,5 +1,5 @@
 import { ZodObject, type z } from 'zod';
-import { validationError } from './api-error.js';
+import { validationError, type ApiError } from './api-error.js';
 
 /** `[3].baseUnit.magnitude`, `units[0].quantity`: the field paths D6 asks for. */
 export function formatIssuePath(path: readonly PropertyKey[]): string {
@@ -31,6 +31,8 @@ const MAX_NESTING = 64;
 
 type StructuralProblem = { path: PropertyKey[]; message: string };
 
+const nestedTooDeep = (problem: StructuralProblem): boolean => problem.path.length >= MAX_NESTING;
+
 /**
  * Problems no schema reports: strings holding a NUL character, which PostgreSQL text cannot store, and values
  * nested deeper than any request needs (which would also exhaust recursion further on). Free `details` objects
@@ -38,9 +40,9 @@ type StructuralProblem = { path: PropertyKey[]; message: string };
  * descending at the nesting limit, so its own recursion stays shallow; one path array is shared and copied only
  * for a problem, because bulk bodies hold millions of values.
  */
-function structuralProblems(input: unknown): StructuralProblem[] {
+function structuralProblems(input: unknown, base: readonly PropertyKey[]): StructuralProblem[] {
   const problems: StructuralProblem[] = [];
-  const path: PropertyKey[] = [];
+  const path: PropertyKey[] = [...base];
   const visit = (value: unknown, inDetails: boolean): void => {
     if (typeof value === 'string') {
       if (!inDetails && value.includes('\u0000'))
@@ -93,24 +95,59 @@ function unknownParameters(schema: z.ZodType, query: unknown): StructuralProblem
 }
 
 /**
+ * D6's problems of request input, collected over one input or over the parts of a bulk checked one by one: those no
+ * schema reports first, then the schema's, each list in input order. Values nested too deep are never given to the
+ * schema, and then only the problems no schema reports are named.
+ */
+export class InputProblems {
+  private readonly structural: StructuralProblem[] = [];
+  private readonly issues: StructuralProblem[] = [];
+  private nestedTooDeep = false;
+
+  get found(): boolean {
+    return this.structural.length > 0 || this.issues.length > 0;
+  }
+
+  /** Checks `input`, which lies at `base` in the request; answers its parsed value when it has no problem. */
+  check<S extends z.ZodType>(schema: S, input: unknown, base: readonly PropertyKey[] = []): z.output<S> | undefined {
+    const structural = structuralProblems(input, base);
+    this.add(structural);
+    if (structural.some(nestedTooDeep)) this.nestedTooDeep = true;
+    // Once a value nested too deep is found, only the problems no schema reports are named.
+    if (this.nestedTooDeep) return undefined;
+    const result = schema.safeParse(input, { reportInput: true });
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        this.issues.push({ path: [...base, ...issue.path], message: describeIssue(issue) });
+      }
+    }
+    return result.success && structural.length === 0 ? result.data : undefined;
+  }
+
+  add(problems: readonly StructuralProblem[]): void {
+    for (const problem of problems) this.structural.push(problem);
+  }
+
+  /** The 400 core.validation.error naming every problem, its path formatted by `pathOf`. */
+  error(pathOf: (path: readonly PropertyKey[]) => string): ApiError {
+    const named = this.nestedTooDeep ? this.structural : [...this.structural, ...this.issues];
+    return validationError(named.map((problem) => ({ path: pathOf(problem.path), message: problem.message })));
+  }
+}
+
+/**
  * Parses request input with a zod schema; every problem becomes one entry of a 400 core.validation.error,
  * with `root` naming where a problem without a path lies (the body, a parameter, the query, a line) and `prefix`
  * put before every other path (`line 3: `).
  */
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, root = 'body', prefix = ''): z.output<S> {
-  const pathOf = (path: readonly PropertyKey[]): string => {
+  const input = root === 'query' ? withoutEmptyParameters(raw) : raw;
+  const problems = new InputProblems();
+  if (root === 'query') problems.add(unknownParameters(schema, input));
+  const data = problems.check(schema, input);
+  if (!problems.found) return data as z.output<S>;
+  throw problems.error((path) => {
     const formatted = formatIssuePath(path);
     return formatted ? prefix + formatted : root;
-  };
-  const input = root === 'query' ? withoutEmptyParameters(raw) : raw;
-  const structural = [...(root === 'query' ? unknownParameters(schema, input) : []), ...structuralProblems(input)];
-  if (structural.some((problem) => problem.path.length >= MAX_NESTING)) {
-    throw validationError(structural.map((problem) => ({ path: pathOf(problem.path), message: problem.message })));
-  }
-  const result = schema.safeParse(input, { reportInput: true });
-  if (result.success && structural.length === 0) return result.data;
-  throw validationError([
-    ...structural.map((problem) => ({ path: pathOf(problem.path), message: problem.message })),
-    ...(result.error?.issues ?? []).map((issue) => ({ path: pathOf(issue.path), message: describeIssue(issue) })),
-  ]);
+  });
 }

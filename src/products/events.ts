@@ -1,7 +1,7 @@
 import type { Tx } from '../db/tx.js';
 import { signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { insertImportedProductEvents } from './import-sql.js';
-import { insertCreatedProductEvents, type ProductRow } from './sql.js';
+import type { ProductRow } from './sql.js';
 import { productView } from './view.js';
 
 /** A Product's event: the Product as GET renders it in plain JSON (D27). */
@@ -22,27 +22,18 @@ function requireOneEventPerProduct(written: number, products: number): void {
 }
 
 /**
- * D27: a bulk create of n Products is n events, in request order, in the creating transaction. The resources are
- * rendered in SQL (migration 0008's product_json) from the rows just inserted, so the Products never travel to Node
- * and back.
- */
-export async function appendCreatedProductEvents(tx: Tx, skus: readonly string[], requestId: string): Promise<void> {
-  // One Product's plan is far too cheap to be compiled: no round trip for it.
-  if (skus.length > 1) await withoutJit(tx);
-  requireOneEventPerProduct(await insertCreatedProductEvents(tx, skus, requestId), skus.length);
-  signalEventsAfterCommit(tx);
-}
-
-/**
- * The import's events (D27), as appendCreatedProductEvents writes them, in line order. Answers the pKey when exactly
- * one Product was imported (for its Location header).
+ * D27: one event per Product a create or an import stored (created, or with D35's update, updated), in request
+ * (line) order, in the storing transaction. The resources are rendered in SQL (migration 0008's product_json) from
+ * the rows just written, so the Products never travel to Node and back. Answers the pKey when exactly one Product
+ * was written (for its Location header).
  */
 export async function appendImportedProductEvents(
   tx: Tx,
   products: number,
   requestId: string,
 ): Promise<string | undefined> {
-  await withoutJit(tx);
+  // One Product's plan is far too cheap to be compiled: no round trip for it.
+  if (products > 1) await withoutJit(tx);
   const { written, pKey } = await insertImportedProductEvents(tx, requestId, products === 1);
   requireOneEventPerProduct(written, products);
   signalEventsAfterCommit(tx);

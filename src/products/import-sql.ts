@@ -107,10 +107,10 @@ export function importRowOfRule(line: number, rule: StackingRuleValues): string 
   return copyRow(['r', line, rule.position, rule.sku, ...Array<null>(13).fill(null), rule.noProducts, rule.allowedSku]);
 }
 
-/** D10: stacking rules naming a SKU that neither the import nor the store holds (the first `limit` of them). */
+/** D10: stacking rules naming a SKU that neither the import nor the store holds (the first `limit`, or all). */
 export async function unknownStackedProducts(
   tx: Tx,
-  limit: number,
+  limit: number | null,
 ): Promise<{ line: number; position: number; sku: string }[]> {
   const result = await tx.query<{ line: number; position: number; sku: string }>(
     `SELECT r.line, r.position, r.allowed_sku AS sku
@@ -247,9 +247,9 @@ export async function updateChangedImportedProducts(tx: Tx): Promise<void> {
 
 /**
  * D10's 409: the SKUs sent twice, or (`stored`) already stored too, in the order of their first line (the first
- * `limit`).
+ * `limit`, or all).
  */
-export async function conflictingImportedSkus(tx: Tx, limit: number, stored: boolean): Promise<string[]> {
+export async function conflictingImportedSkus(tx: Tx, limit: number | null, stored: boolean): Promise<string[]> {
   const result = await tx.query<{ sku: string }>(
     `SELECT i.sku
        FROM product_import i

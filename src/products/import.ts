@@ -115,8 +115,8 @@ async function copyLines(tx: Tx, lines: AsyncIterable<BodyLine>, timeoutMs: numb
 }
 
 /** The SKUs sent twice (and with `fail`, those stored already): D10's 409, storing nothing. */
-async function refuseConflicts(tx: Tx, onConflict: OnConflict): Promise<never> {
-  const conflicting = await conflictingImportedSkus(tx, MAX_REPORTED, onConflict === 'fail');
+async function refuseConflicts(tx: Tx, onConflict: OnConflict, limit: number | null): Promise<never> {
+  const conflicting = await conflictingImportedSkus(tx, limit, onConflict === 'fail');
   throw productErrors.alreadyExists(conflicting);
 }
 
@@ -125,6 +125,7 @@ async function storeImported(
   tx: Tx,
   products: number,
   onConflict: OnConflict,
+  reportLimit: number | null,
 ): Promise<{ created: number; updated: number }> {
   await tx.query('SAVEPOINT import_products');
   try {
@@ -136,7 +137,9 @@ async function storeImported(
     // Products would be planned as nested loops over the whole staging table.
     await analyzeImportTable(tx);
     // A SKU sent twice would be created or updated twice: refused in every mode.
-    if ((await conflictingImportedSkus(tx, 1, false)).length > 0) return await refuseConflicts(tx, onConflict);
+    if ((await conflictingImportedSkus(tx, 1, false)).length > 0) {
+      return await refuseConflicts(tx, onConflict, reportLimit);
+    }
     await insertNewImportedProducts(tx);
     if (onConflict === 'update') {
       await markChangedImportedProducts(tx);
@@ -146,7 +149,7 @@ async function storeImported(
   } catch (error) {
     if (!isSkuTaken(error)) throw error;
     await tx.query('ROLLBACK TO SAVEPOINT import_products');
-    return refuseConflicts(tx, onConflict);
+    return refuseConflicts(tx, onConflict, reportLimit);
   }
 }
 
@@ -166,18 +169,43 @@ export async function importProducts(
   await createImportTable(tx, onConflict);
   const [products, rules] = await copyLines(tx, lines, timeoutMs);
   if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
+  return storeStagedProducts(
+    tx,
+    { products, rules },
+    { requestId, onConflict },
+    { limit: MAX_REPORTED, pathOf: (line) => `line ${line}: ` },
+  );
+}
+
+/** How the 400 and 409 of staged Products name them: at most `limit` (all when null), each where it was sent. */
+export interface StagedReport {
+  readonly limit: number | null;
+  /** What a path is prefixed with for the Product of a staging row's `line`: `line 3: `, `[3].`. */
+  readonly pathOf: (line: number) => string;
+}
+
+/**
+ * D10 and D35 over the Products staged in product_import: the 400 for an unknown stacked product, the 409 for a SKU
+ * sent twice (or, with `fail`, stored already), then set-based inserts (and updates) in line order and D27's events.
+ */
+export async function storeStagedProducts(
+  tx: Tx,
+  { products, rules }: { readonly products: number; readonly rules: number },
+  { requestId, onConflict }: Pick<ImportOptions, 'requestId' | 'onConflict'>,
+  report: StagedReport,
+): Promise<ImportResult> {
   if (rules > 0) {
-    const unknown = await unknownStackedProducts(tx, MAX_REPORTED);
+    const unknown = await unknownStackedProducts(tx, report.limit);
     if (unknown.length > 0) {
       throw productErrors.unknownStackedProducts(
         unknown.map(({ line, position, sku }) => ({
-          path: `line ${line}: stackingRules[${position}].allowedProduct.sku`,
+          path: `${report.pathOf(line)}stackingRules[${position}].allowedProduct.sku`,
           sku,
         })),
       );
     }
   }
-  const { created, updated } = await storeImported(tx, products, onConflict);
+  const { created, updated } = await storeImported(tx, products, onConflict, report.limit);
   await insertImportedUnits(tx);
   const rulesToStore = rules > 0 && onConflict !== 'fail' ? await importedRulesToStore(tx) : rules;
   if (rulesToStore > 0 && (await insertImportedRules(tx)) !== rulesToStore) {

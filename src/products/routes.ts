@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { ByteSize } from '../config.js';
 import { z } from '../openapi/zod.js';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
@@ -8,7 +9,7 @@ import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
 import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref, pageOf } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { requireMatch, sendTagged, type Version } from '../http/validators.js';
-import { isJsonObject, parseInput } from '../http/validate.js';
+import { parseInput } from '../http/validate.js';
 import { apiError, body, messageOnlyError, noBody, serverError } from '../openapi/responses.js';
 import { validationError } from '../http/api-error.js';
 import {
@@ -16,12 +17,12 @@ import {
   productImportQuerySchema,
   productImportResultSchema,
   productKeyParamsSchema,
+  productListSchema,
   productQuerySchema,
   productUpdateSchema,
-  type ProductInput,
 } from './schemas.js';
+import { createProducts, missingBody, stageProducts, type StagedProducts } from './bulk.js';
 import {
-  createProducts,
   deleteProduct,
   findProductByPKey,
   findProductBySku,
@@ -33,14 +34,13 @@ import type { OnConflict } from './import-sql.js';
 import { selectProductsAfter } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productVersion, productView } from './view.js';
 
-const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
-
-/** D10: an array, or one object treated as an array of one (its field paths then carry no index). */
-function parseProducts(body: unknown): { products: ProductInput[]; pathPrefix: (index: number) => string } {
-  if (isJsonObject(body)) {
-    return { products: [parseInput(productCreateSchema, body)], pathPrefix: () => '' };
-  }
-  return { products: parseInput(productListSchema, body), pathPrefix: (index) => `[${index}].` };
+/** Issue 26: a JSON bulk is staged as it arrives; its spool is let go when the answer is sent or the client leaves. */
+async function stageBody(pieces: AsyncIterable<string>, productLimit: ByteSize, req: Request): Promise<StagedProducts> {
+  const staged = await stageProducts(pieces, productLimit);
+  const release = (): void => void staged.rows.close().catch(() => undefined);
+  if (req.res!.closed) release();
+  else req.res!.once('close', release);
+  return staged;
 }
 
 const TAGS = ['Products'];
@@ -48,7 +48,7 @@ const PRODUCTS_REL = 'products';
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, imports }) => {
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, imports, config }) => {
   /** Issue 14: the lines go to the database as they arrive; a retry could not read the body again. */
   const importStreamed = (req: Request, onConflict: OnConflict): Promise<ImportResult> =>
     imports.run(req, ({ lines, timeoutMs }) =>
@@ -62,6 +62,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     path: '/v1/products',
     consumes: ['json', 'ndjson'],
     bulk: true,
+    readJson: stageBody,
     handler: async (req: Request, res: Response) => {
       const { onConflict } = parseInput(productImportQuerySchema, req.query, 'query');
       if (req.is(NDJSON)) {
@@ -74,10 +75,11 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
         req.resume();
         throw validationError([{ path: 'onConflict', message: 'applies only to an application/x-ndjson import' }]);
       }
-      const { products, pathPrefix } = parseProducts(req.body);
-      // The validated Products are all that is needed now: a bulk's parsed body (tens of MB) need not outlive them.
-      req.body = undefined;
-      const pKey = await withTransaction(pool, (tx) => createProducts(tx, products, pathPrefix, req.id));
+      const staged = req.body as StagedProducts | undefined;
+      if (!staged) throw missingBody();
+      if (staged.invalid) throw staged.invalid;
+      const options = { requestId: req.id, timeoutMs: config.db.statementTimeoutMs };
+      const pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options));
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
@@ -110,6 +112,7 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
           bodyOptional: true,
         },
         409: apiError('A SKU exists already or is sent twice', ['owms.wms.inv.product.alreadyExists']),
+        413: serverError('JSON: one Product of the body (an element, or the one object) exceeds BODY_LIMIT'),
         503: serverError(
           'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',
           {

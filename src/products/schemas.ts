@@ -105,6 +105,9 @@ function unitsOfTheBaseKind(product: ProductFields, ctx: z.RefinementCtx): void 
 
 export const productCreateSchema = z.object(productFields).superRefine(unitsOfTheBaseKind).openapi('ProductCreate');
 
+/** D10: the body of a create; one object is taken as an array of one. */
+export const productListSchema = z.array(productCreateSchema).min(1, { error: 'must contain at least one Product' });
+
 export const productUpdateSchema = z
   .object({
     ...productFields,

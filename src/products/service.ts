@@ -7,14 +7,13 @@ import { unitByCode } from '../units/units.js';
 import { parseUomExpression } from '../units/uom.js';
 import { notFoundWithoutBody } from '../http/api-error.js';
 import type { Version } from '../http/validators.js';
-import { appendCreatedProductEvents, deletedProductEvent, productEvent } from './events.js';
+import { deletedProductEvent, productEvent } from './events.js';
 import { productErrors } from './messages.js';
 import type { ProductInput, ProductUpdateInput } from './schemas.js';
 import {
   deleteProductRow,
   deleteUnitsAndRulesOf,
   existingSkus,
-  insertProducts,
   insertProductUnits,
   insertStackingRules,
   isSkuTaken,
@@ -91,51 +90,6 @@ async function checkStackedProductsExist(
   const stored = await existingSkus(db, [...new Set(outside.map((rule) => rule.sku))]);
   const unknown = outside.filter((rule) => !stored.has(rule.sku));
   if (unknown.length > 0) throw productErrors.unknownStackedProducts(unknown);
-}
-
-function duplicates(values: readonly string[]): string[] {
-  const seen = new Set<string>();
-  const repeated = new Set<string>();
-  for (const value of values) (seen.has(value) ? repeated : seen).add(value);
-  return [...repeated];
-}
-
-/** The SKUs named more than once, or already stored, in request order: D10's 409 names them all. */
-async function conflictingSkus(db: Queryable, skus: readonly string[]): Promise<string[]> {
-  const repeated = new Set(duplicates(skus));
-  const stored = await existingSkus(db, [...new Set(skus)]);
-  return [...new Set(skus.filter((sku) => repeated.has(sku) || stored.has(sku)))];
-}
-
-/**
- * D10: all or nothing, in set-based inserts (one statement per table whatever the count). The product insert
- * runs under a savepoint: a SKU that exists fails it, and the savepoint lets the conflicting SKUs be looked up
- * for the 409 without a lookup on every successful bulk. Answers the pKey when exactly one product was sent.
- * D27: one `product.event.created` per product, in request order.
- */
-export async function createProducts(
-  tx: Tx,
-  products: readonly ProductInput[],
-  pathPrefix: (index: number) => string,
-  requestId: string,
-): Promise<string | undefined> {
-  await checkStackedProductsExist(tx, products, pathPrefix);
-  const skus = products.map((product) => product.sku);
-  if (duplicates(skus).length > 0) throw productErrors.alreadyExists(await conflictingSkus(tx, skus));
-  await tx.query('SAVEPOINT create_products');
-  let pKey: string | undefined;
-  try {
-    pKey = await insertProducts(tx, products.map(productValues));
-  } catch (error) {
-    if (!isSkuTaken(error)) throw error;
-    await tx.query('ROLLBACK TO SAVEPOINT create_products');
-    const conflicting = await conflictingSkus(tx, skus);
-    throw conflicting.length > 0 ? productErrors.alreadyExists(conflicting) : error;
-  }
-  await insertProductUnits(tx, products.flatMap(unitValues));
-  await insertStackingRules(tx, products.flatMap(ruleValues));
-  await appendCreatedProductEvents(tx, skus, requestId);
-  return pKey;
 }
 
 export async function findProductBySku(db: Queryable, sku: string): Promise<ProductRow> {

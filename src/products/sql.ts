@@ -1,6 +1,5 @@
-import { arrayLiteral, columnOf, sparseColumnOf } from '../db/columns.js';
+import { arrayLiteral, columnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
-import { activeTraceparent } from '../tracing/context.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
 export interface ProductRow {
@@ -96,41 +95,6 @@ export function isSkuTaken(error: unknown): boolean {
   );
 }
 
-/**
- * Inserts every product in one statement; answers the pKey only when there is exactly one product (for its
- * Location header), so a bulk sends no rows back. An existing SKU fails the statement with a unique violation
- * of product_sku_unique.
- */
-export async function insertProducts(tx: Tx, products: readonly ProductValues[]): Promise<string | undefined> {
-  const result = await tx.query<{ pKey: string }>(
-    `INSERT INTO product (sku, label, account_id, base_unit_magnitude, base_unit_code, description, availability_state,
-                          classification, product_group, stock_zone, overbooking_allowed, dimension, details)
-     SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
-            classification, product_group, stock_zone, COALESCE(overbooking_allowed, false), dimension, details
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[], $11::boolean[], $12::json[], $13::json[])
-         AS v(sku, label, account_id, magnitude, unit_code, description, availability_state, classification,
-              product_group, stock_zone, overbooking_allowed, dimension, details)
-     ${products.length === 1 ? 'RETURNING p_key AS "pKey"' : ''}`,
-    [
-      columnOf(products, 'sku'),
-      sparseColumnOf(products, 'label'),
-      sparseColumnOf(products, 'accountId'),
-      columnOf(products, 'baseUnitMagnitude'),
-      columnOf(products, 'baseUnitCode'),
-      sparseColumnOf(products, 'description'),
-      sparseColumnOf(products, 'availabilityState'),
-      sparseColumnOf(products, 'classification'),
-      sparseColumnOf(products, 'group'),
-      sparseColumnOf(products, 'stockZone'),
-      sparseColumnOf(products, 'overbookingAllowed'),
-      sparseColumnOf(products, 'dimension'),
-      sparseColumnOf(products, 'details'),
-    ].map(arrayLiteral),
-  );
-  return result.rows[0]?.pKey;
-}
-
 export async function insertProductUnits(tx: Tx, units: readonly ProductUnitValues[]): Promise<void> {
   if (units.length === 0) return;
   await tx.query(
@@ -171,21 +135,6 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
   );
   // The service checks the SKUs first; a rule that still found no product must not vanish silently.
   if (result.rowCount !== rules.length) throw new Error('a stacking rule names a product that does not exist');
-}
-
-/**
- * D27: one `product.event.created` per SKU, in the array's order, rendered by product_json (migration 0008) from
- * the rows just inserted. Answers how many were written.
- */
-export async function insertCreatedProductEvents(tx: Tx, skus: readonly string[], requestId: string): Promise<number> {
-  const result = await tx.query(
-    `INSERT INTO event_outbox (type, resource_key, request_id, traceparent, resource)
-     SELECT 'product.event.created', r.p_key, $2, $3::text, r.resource
-       FROM unnest($1::text[]) WITH ORDINALITY AS s (sku, n) CROSS JOIN LATERAL product_json(s.sku) r
-      ORDER BY s.n`,
-    [arrayLiteral(skus), requestId, activeTraceparent()],
-  );
-  return result.rowCount ?? 0;
 }
 
 export async function existingSkus(db: Queryable, skus: readonly string[]): Promise<Set<string>> {

@@ -1,8 +1,9 @@
+import { readdir, readlink } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, uniqueSku, type Json } from '../support/builders.js';
 import { expectServerDeclined } from '../support/http.js';
@@ -169,6 +170,43 @@ describe('body limits per operation (issue 15)', () => {
     expect(await productsLike(prefix)).toBe(40);
   });
 
+  it('refuses a Product of a bulk body larger than BODY_LIMIT with 413 naming it, storing nothing (issue 26)', async () => {
+    const prefix = uniqueSku('BIG-ELEMENT');
+    const products = [
+      aProduct({ sku: `${prefix}-0` }),
+      aProduct({ sku: `${prefix}-1`, details: { text: 'x'.repeat(LIMIT) } }),
+    ];
+
+    const response = await post('/v1/products', JSON.stringify(products));
+
+    expectServerDeclined(response, {
+      status: 413,
+      error: 'Payload Too Large',
+      exception: 'PayloadTooLargeException',
+      message: 'Request body element [1] exceeds the limit of one resource, 4kb',
+      path: '/v1/products',
+    });
+    expect(await productsLike(prefix)).toBe(0);
+  });
+
+  it('lets go of every spool file of the bulk bodies it has answered', async () => {
+    const spoolFiles = async (): Promise<string[]> => {
+      const targets = await Promise.all(
+        (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+      );
+      return targets.filter((target) => target.includes('inventory-rows-'));
+    };
+    const prefix = uniqueSku('SPOOL');
+    for (let index = 0; index < 5; index++) {
+      expect((await post('/v1/products', JSON.stringify([aProduct({ sku: `${prefix}-${index}` })]))).status).toBe(201);
+      expect((await post('/v1/products', JSON.stringify([aProduct({ sku: `${prefix}-${index}` })]))).status).toBe(409);
+      expect((await post('/v1/products', '[{"sku":1}]')).status).toBe(400);
+    }
+
+    // A spool is let go once its answer has been sent, which the client may see a moment before.
+    await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
+  });
+
   it('answers a declared Content-Length over the limit with 413 before the body is sent', async () => {
     const answer = await rawRequest('/v1/products', { 'Content-Length': String(BULK_LIMIT + 1) }, [
       Buffer.from('[{"sku":'),
@@ -289,7 +327,8 @@ describe('bytes that are no UTF-8 (issue 15: once stored as U+FFFD)', () => {
   });
 
   it('keeps characters whose bytes arrive split across chunks of a long body', async () => {
-    const description = 'Größe 10 € / 日本 — 🚚 '.repeat(150);
+    // About 3.5 KB: one Product of a bulk stays within the limit of one resource (issue 26).
+    const description = 'Größe 10 € / 日本 — 🚚 '.repeat(110);
     const sku = uniqueSku('SPLIT');
     const body = Buffer.from(JSON.stringify([aProduct({ sku, description })]));
     // Cut in the middle of the € sign's three bytes, and again in the middle of the truck's four.

@@ -10,6 +10,29 @@ import { bearer } from '../support/tokens.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A field of /proc/<pid>/status in bytes: VmRSS now, VmHWM the peak so far. */
+export async function processMemory(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kilobytes = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+  return Number(kilobytes) * 1024;
+}
+
+/** A bulk body of exactly `size` bytes: as many minimal Products as fit, padded with spaces. */
+export function bulkBodyOfSize(prefix: string, size: number): { text: string; count: number } {
+  const products: string[] = [];
+  let length = 2;
+  for (let index = 0; ; index++) {
+    const product = JSON.stringify({
+      sku: `${prefix}-${index}`,
+      baseUnit: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: 1 },
+    });
+    if (length + product.length + 1 > size) break;
+    products.push(product);
+    length += product.length + 1;
+  }
+  return { text: `[${products.join(',')}]`.padEnd(size, ' '), count: products.length };
+}
+
 export function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
 }

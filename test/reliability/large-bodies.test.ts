@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
+import { bulkBodyOfSize, processMemory } from './harness.js';
 
 /**
  * Issue 15: ten clients sending the largest bulk body at once to the built service (`node dist/main.js`). Bulk
@@ -35,28 +35,8 @@ afterAll(async () => {
   await database?.drop();
 }, 60_000);
 
-/** A field of /proc/<pid>/status in bytes: VmRSS now, VmHWM the peak so far. */
 async function memory(field: 'VmRSS' | 'VmHWM'): Promise<number> {
-  const status = await readFile(`/proc/${service.child.pid}/status`, 'utf8');
-  const kilobytes = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
-  return Number(kilobytes) * 1024;
-}
-
-/** A bulk body of exactly BULK_BODY_LIMIT bytes: as many minimal Products as fit, padded with spaces. */
-function largestBody(prefix: string): { text: string; count: number } {
-  const products: string[] = [];
-  let size = 2;
-  for (let index = 0; ; index++) {
-    const product = JSON.stringify({
-      sku: `${prefix}-${index}`,
-      baseUnit: { unitType: ['org.openwms.core.units.api.PieceUnit', 'PC'], magnitude: 1 },
-    });
-    if (size + product.length + 1 > BULK_LIMIT) break;
-    products.push(product);
-    size += product.length + 1;
-  }
-  const text = `[${products.join(',')}]`;
-  return { text: text.padEnd(BULK_LIMIT, ' '), count: products.length };
+  return processMemory(service.child.pid, field);
 }
 
 interface HealthAnswer {
@@ -93,7 +73,7 @@ function log(message: string): void {
 
 describe('ten bulk bodies of the largest size at once (issue 15)', () => {
   it('creates all of them, one after another, with RSS bounded and health answering throughout', async () => {
-    const bodies = Array.from({ length: BODIES }, (_, index) => largestBody(`LARGE-${index}`));
+    const bodies = Array.from({ length: BODIES }, (_, index) => bulkBodyOfSize(`LARGE-${index}`, BULK_LIMIT));
     expect(bodies.every(({ text }) => Buffer.byteLength(text) === BULK_LIMIT)).toBe(true);
     const rssBefore = await memory('VmRSS');
     const health = watchHealth();

@@ -3135,7 +3135,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured); or an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT */
+      /** @description JSON: one Product of the body (an element, or the one object) exceeds BODY_LIMIT; or The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured); or an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
