@@ -59,11 +59,7 @@ export interface ImportResult {
  * Copies the products of the lines into the staging table as the lines arrive; the first invalid line ends the
  * COPY (CopyFail) and the request. Answers how many products and how many stacking rules were sent.
  */
-async function copyProductLines(
-  tx: Tx,
-  lines: AsyncIterable<BodyLine>,
-  timeoutMs: number,
-): Promise<[number, number]> {
+async function copyProductLines(tx: Tx, lines: AsyncIterable<BodyLine>, timeoutMs: number): Promise<[number, number]> {
   let products = 0;
   let rules = 0;
   await copyLines(tx, COPY_INTO_IMPORT_TABLE, timeoutMs, lines, (line) => {
