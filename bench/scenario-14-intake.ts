@@ -1,13 +1,7 @@
-import http from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
-import { watchCpu } from './cpu-share.js';
-import { sampleRss } from './processes.js';
 import { step } from './progress.js';
 import { formatNumber, ratioOf, type BenchContext, type ScenarioResult } from './results.js';
-import { outboxEventsOf } from './scenario-3-bulk-create.js';
+import { postNdjson, timedCopy } from './scenario-7-import.js';
 import { productSku } from './seed.js';
 
 /** The Products the intake's units are of; each TransportUnit's one LoadUnit holds one of them (D17). */
@@ -37,34 +31,8 @@ function* intakePieces(prefix: string, count: number): Generator<string> {
   }
 }
 
-async function postIntake(ctx: BenchContext, prefix: string, count: number, requestId: string) {
-  const pid = ctx.service.process.pid;
-  const sampling = sampleRss(pid, 50);
-  const cpuWatch = watchCpu(pid);
-  const started = performance.now();
-  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = http.request(`${ctx.service.baseUrl}/v1/packaging-units`, {
-      method: 'POST',
-      headers: {
-        authorization: ctx.authorization,
-        'content-type': 'application/x-ndjson',
-        'x-request-id': requestId,
-      },
-      agent: false,
-    });
-    request.on('error', reject);
-    request.on('response', (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (piece: string) => (body += piece));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
-    pipeline(Readable.from(intakePieces(prefix, count)), request).catch(reject);
-  });
-  const ms = performance.now() - started;
-  const rssMb = sampling.stop();
-  const cpu = cpuWatch.stop();
-  if (answer.status !== 201) throw new Error(`NDJSON intake answered ${answer.status}: ${answer.body.slice(0, 500)}`);
-  return { ms, rssMb, cpu, events: await outboxEventsOf(ctx.db.pool, requestId) };
+function postIntake(ctx: BenchContext, prefix: string, count: number, requestId: string) {
+  return postNdjson(ctx, '/v1/packaging-units', intakePieces(prefix, count), requestId);
 }
 
 /**
@@ -83,29 +51,21 @@ async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<nu
     [`${INTAKE_PRODUCT_PREFIX}-%`],
   );
   const productIds = new Map(products.rows.map((row) => [row.sku, row.id]));
-  const client = await pool.connect();
-  try {
-    const started = performance.now();
-    await client.query('BEGIN');
-    const copy = client.query(
-      copyFrom('COPY packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, serial_number) FROM STDIN'),
-    );
-    function* unitRows(): Generator<string> {
-      let piece = '';
-      for (let n = 1; n <= count; n++) {
-        piece += `${productIds.get(skuOf(prefix, n))}\t5\tPC\t${loadUnits.get(transportUnitOf(prefix, n))}\tS${n}\n`;
-        if (n % LINES_PER_PIECE === 0 || n === count) {
-          yield piece;
-          piece = '';
-        }
+  function* unitRows(): Generator<string> {
+    let piece = '';
+    for (let n = 1; n <= count; n++) {
+      piece += `${productIds.get(skuOf(prefix, n))}\t5\tPC\t${loadUnits.get(transportUnitOf(prefix, n))}\tS${n}\n`;
+      if (n % LINES_PER_PIECE === 0 || n === count) {
+        yield piece;
+        piece = '';
       }
     }
-    await pipeline(Readable.from(unitRows()), copy);
-    await client.query('COMMIT');
-    return performance.now() - started;
-  } finally {
-    client.release();
   }
+  return timedCopy(
+    pool,
+    'COPY packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, serial_number) FROM STDIN',
+    unitRows(),
+  );
 }
 
 /**

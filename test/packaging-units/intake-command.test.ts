@@ -1,13 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aQuantity, type Json } from '../support/builders.js';
-import { runCommand, type CommandOutcome } from '../support/command.js';
-import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
+import { runCommand, useImportCommand, type CommandOutcome } from '../support/command.js';
+import { PROJECT_ROOT } from '../support/service-process.js';
 import { givenLocation, givenProduct, uniqueKey } from '../support/stock.js';
 import { bearer } from '../support/tokens.js';
 
@@ -15,29 +11,13 @@ import { bearer } from '../support/tokens.js';
 const IMPORT_CLI = path.join(PROJECT_ROOT, 'dist', 'products', 'import-cli.js');
 
 const ctx = useTestApp();
-let server: http.Server;
-let url: string;
-let workDir: string;
-
-beforeAll(async () => {
-  await ensureBuilt();
-  server = http.createServer(ctx.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  workDir = await mkdtemp(path.join(os.tmpdir(), 'inventory-intake-'));
-}, 180_000);
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await rm(workDir, { recursive: true, force: true });
-});
+const command = useImportCommand(() => ctx.app);
 
 const token = (): string => bearer().slice('Bearer '.length);
 
 async function runIntake(name: string, text: string, args: readonly string[] = []): Promise<CommandOutcome> {
-  const file = path.join(workDir, name);
-  await writeFile(file, text);
-  return runCommand([IMPORT_CLI, '--url', url, '--packaging-units', ...args, file], { TOKEN: token() });
+  const file = await command.givenFile(name, text);
+  return runCommand([IMPORT_CLI, '--url', command.url, '--packaging-units', ...args, file], { TOKEN: token() });
 }
 
 async function storedUnits(sku: string): Promise<Json[]> {
