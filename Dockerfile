@@ -41,7 +41,9 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080
 # No --start-period: dockerfilelint 1.8 rejects that option; the first probe runs only after --interval anyway.
+# Liveness (D36): an orchestrator that restarts unhealthy containers must not restart them all in a database outage.
+# docker-compose.yml checks readiness instead, which is what a service depending on this one waits for.
 HEALTHCHECK --interval=30s --timeout=5s --retries=3 \
-    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/actuator/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/actuator/health/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/main.js"]

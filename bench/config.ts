@@ -92,10 +92,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
 /**
  * The scenarios there are: 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12);
  * 10 is scenario 1 on WEB_CONCURRENCY=2 workers (issue 14); 11 is scenario 1 with and without a read replica, on a
- * PostgreSQL 15 primary and replica of its own (issue 17); 12 is stock levels (issue 24); 14 is the stock intake
- * (issue 26).
+ * PostgreSQL 15 primary and replica of its own (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1
+ * and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14];
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -121,7 +121,7 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 14 is the stock intake (issue 26)',
+      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26)',
   },
   {
     name: 'BENCH_AMQP_URL',

@@ -23,6 +23,7 @@ import { eventsBulk } from './scenario-9-events-bulk.js';
 import { productsBySkuOnWorkers } from './scenario-10-workers.js';
 import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
 import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock-levels.js';
+import { tracingCost } from './scenario-13-tracing.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
@@ -36,7 +37,7 @@ const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) 
 /** Everything the selected scenarios need, set-based and outside any timed part. */
 async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   await seedMasterData(db.pool);
-  if (wants(config, 1, 2, 5, 6, 8, 12)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 1, 2, 5, 6, 8, 12, 13)) await seedProducts(db.pool, 'P', 1, config.products);
   if (wants(config, 12)) {
     await seedProducts(db.pool, hotStock.productPrefix, 1, 1);
     await seedStock(db.pool, hotStock);
@@ -53,7 +54,7 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
     });
   }
   if (wants(config, 14)) await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
-  if (wants(config, 4)) {
+  if (wants(config, 4, 13)) {
     const { products, shape } = allocationStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
@@ -104,7 +105,7 @@ async function main(): Promise<number> {
   const db = await openBenchDatabase(config.databaseUrl);
   step(`database ${db.name} on PostgreSQL ${db.serverVersion} (${db.kind})`);
   await seed(config, db);
-  const pgbench = wants(config, 4)
+  const pgbench = wants(config, 4, 13)
     ? await initPgbench(await db.createDatabase('pgbench'), config.pgbenchScale)
     : undefined;
 
@@ -133,6 +134,7 @@ async function main(): Promise<number> {
     [11, () => productsBySkuWithReplica(ctx)],
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
+    [13, () => tracingCost(ctx, allocationProducts)],
     [6, () => mixedWorkload(ctx, unitKeys)],
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],

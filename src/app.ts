@@ -51,13 +51,23 @@ export interface AppDependencies {
   readonly events: EventsRuntime;
   /** Issue 17 (DATABASE_READ_URL): without one, every read goes to `pool`. */
   readonly readReplica?: ReadReplica;
+  /** D36: true once shutdown has started, so readiness turns 503 while in-flight requests finish. */
+  readonly isDraining?: () => boolean;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
 const IDEMPOTENT_RETRY_WAIT_MS = 30_000;
 
 // Browsers ask for /favicon.ico by themselves: the 404 handler answers it, not a 401 in every console (issue 16).
-const PUBLIC_PATHS = new Set(['/index', '/actuator/health', '/v3/api-docs', '/swagger-ui', '/favicon.ico']);
+const PUBLIC_PATHS = new Set([
+  '/index',
+  '/actuator/health',
+  '/actuator/health/liveness',
+  '/actuator/health/readiness',
+  '/v3/api-docs',
+  '/swagger-ui',
+  '/favicon.ico',
+]);
 
 /** D5: only these reads are open without a token. */
 function isPublic(req: Request): boolean {
@@ -67,7 +77,14 @@ function isPublic(req: Request): boolean {
 }
 
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
-export function createApp({ config, pool, logger, events, readReplica }: AppDependencies): Express {
+export function createApp({
+  config,
+  pool,
+  logger,
+  events,
+  readReplica,
+  isDraining = () => false,
+}: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
   app.disable('x-powered-by');
@@ -97,7 +114,9 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
-  app.use(checkHost(config.allowedHosts));
+  app.use(
+    checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
+  );
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
@@ -109,6 +128,7 @@ export function createApp({ config, pool, logger, events, readReplica }: AppDepe
     events,
     metrics,
     () => (apiDocument ??= buildApiDocument(registry)),
+    isDraining,
     readReplica,
   );
   app.use(routes.router);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import client from 'prom-client';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { onStopSignals } from './stop-signals.js';
 
 /**
  * Issue 14: WEB_CONCURRENCY=N runs N worker processes on one port (node:cluster; the primary accepts and hands
@@ -91,16 +92,7 @@ export async function runPrimary(config: Config, logger: Logger, secret: string 
       for (const worker of workers) worker.process.kill('SIGKILL');
     }, config.shutdownTimeoutMs + 5_000).unref();
   };
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (++signals > 1) {
-      logger.warn({ signal }, 'second signal: exiting immediately');
-      process.exit(1);
-    }
-    stop(signal);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onStopSignals(logger, stop);
 
   let ready = false;
   cluster.on('listening', (worker) => {

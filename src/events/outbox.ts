@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { afterCommit, type Tx } from '../db/tx.js';
 import { stringifyJson } from '../json.js';
+import { activeTraceparent } from '../tracing/context.js';
 
 /** D27's event types; the last word is the `owms_event_type` header of the published message (D28). */
 export type EventType =
@@ -45,6 +46,7 @@ export const EVENTS_PER_STATEMENT = 10_000;
  * then calls `signalEventsAfterCommit`. The resources travel as one JSON array text that `json_array_elements` splits
  * without re-encoding them; types and keys travel as text arrays beside it, because extracting a field from a
  * JSON value makes PostgreSQL decode the whole value, and a resource may hold a `\u0000` it cannot decode.
+ * Each event keeps the `traceparent` of the request being handled (D36), null with tracing off.
  */
 export function eventInsert(
   events: readonly NewEvent[],
@@ -53,8 +55,8 @@ export function eventInsert(
 ): { text: string; values: unknown[] } {
   const p = (n: number): string => `$${first + n - 1}`;
   return {
-    text: `INSERT INTO event_outbox (type, resource_key, request_id, resource)
-           SELECT type, key, ${p(4)}::text, resource
+    text: `INSERT INTO event_outbox (type, resource_key, request_id, traceparent, resource)
+           SELECT type, key, ${p(4)}::text, ${p(5)}::text, resource
              FROM ROWS FROM (unnest(${p(1)}::text[]), unnest(${p(2)}::text[]), json_array_elements(${p(3)}::json))
                   WITH ORDINALITY AS v(type, key, resource, n)
             ORDER BY n`,
@@ -63,6 +65,7 @@ export function eventInsert(
       events.map((event) => event.key),
       stringifyJson(events.map((event) => event.resource)),
       requestId,
+      activeTraceparent(),
     ],
   };
 }

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { AMQPError, Connection, type Publisher } from 'rabbitmq-client';
+import { sendInTrace } from '../tracing/messaging.js';
 import type { FeedSignal } from './feed-signal.js';
 import { acquireRelayLease, advancePublished, releaseRelayLease, selectEventsAfter, type StoredEvent } from './sql.js';
 
@@ -165,19 +166,24 @@ export class EventRelay {
     return events.length === BATCH_SIZE;
   }
 
+  /** D28's message; D36: in the trace of the request that caused the event, carried on by its headers. */
   private publish(event: StoredEvent): Promise<void> {
-    return this.publisher.send(
-      {
-        exchange: this.settings.exchange,
-        routingKey: event.type,
-        messageId: event.id,
-        correlationId: event.requestId ?? undefined,
-        timestamp: Math.floor(event.occurredAt.getTime() / 1000),
-        contentType: 'application/json',
-        durable: true,
-        headers: { owms_event_type: shortType(event.type) },
-      },
-      Buffer.from(event.resource),
+    const { exchange } = this.settings;
+    const message = { exchange, routingKey: event.type, messageId: event.id, cause: event.traceparent };
+    return sendInTrace(message, (traceHeaders) =>
+      this.publisher.send(
+        {
+          exchange,
+          routingKey: event.type,
+          messageId: event.id,
+          correlationId: event.requestId ?? undefined,
+          timestamp: Math.floor(event.occurredAt.getTime() / 1000),
+          contentType: 'application/json',
+          durable: true,
+          headers: { owms_event_type: shortType(event.type), ...traceHeaders },
+        },
+        Buffer.from(event.resource),
+      ),
     );
   }
 

@@ -7,7 +7,7 @@ import { FeedSignal } from './feed-signal.js';
 import { FeedListener } from './listener.js';
 import { EventRelay, type BrokerState } from './relay.js';
 import { Sequencer } from './sequencer.js';
-import { pruneEvents, selectBacklog } from './sql.js';
+import { pruneEvents, selectBacklog, type Backlog } from './sql.js';
 
 const PRUNE_EVERY_MS = 5 * 60_000;
 const HEALTH_QUERY_TIMEOUT_MS = 2000;
@@ -30,6 +30,11 @@ export interface EventsRuntime {
   health(): Promise<EventsHealth | undefined>;
   registerMetrics(registry: client.Registry): void;
   stop(): Promise<void>;
+}
+
+/** Seconds since the instant, 0 without one. */
+function ageSeconds(since: Date | null): number {
+  return since ? Math.max(0, (Date.now() - since.getTime()) / 1000) : 0;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
@@ -103,9 +108,7 @@ export function startEvents(
           broker,
           ...(backlog && {
             backlog: backlog.count,
-            oldestUnsentAgeSeconds: backlog.oldestUnsentAt
-              ? Math.max(0, (Date.now() - backlog.oldestUnsentAt.getTime()) / 1000)
-              : 0,
+            oldestUnsentAgeSeconds: ageSeconds(backlog.oldestUnsentAt),
           }),
         },
       };
@@ -117,6 +120,12 @@ export function startEvents(
         help: 'Events this instance published to the broker and the broker confirmed',
         registers: [registry],
       });
+      // A scrape collects both gauges at once: they share one query.
+      let reading: Promise<Backlog | undefined> | undefined;
+      const readBacklog = (): Promise<Backlog | undefined> =>
+        (reading ??= withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS).finally(() => {
+          reading = undefined;
+        }));
       new client.Gauge({
         name: 'inventory_events_outbox_backlog',
         help: 'Events committed but not yet published to the broker (all instances)',
@@ -124,8 +133,18 @@ export function startEvents(
         // Every worker of an instance reads the same shared count.
         aggregator: 'max',
         async collect() {
-          const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+          const backlog = await readBacklog();
           if (backlog) this.set(backlog.count);
+        },
+      });
+      new client.Gauge({
+        name: 'inventory_events_oldest_unsent_age_seconds',
+        help: 'How long the oldest event not yet published has waited (0 without a backlog; all instances)',
+        registers: [registry],
+        aggregator: 'max',
+        async collect() {
+          const backlog = await readBacklog();
+          if (backlog) this.set(ageSeconds(backlog.oldestUnsentAt));
         },
       });
     },

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { transactionParticipants, withTransaction } from '../db/tx.js';
+import { outsideAnyTrace } from '../tracing/context.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
 import { selectSequencerProbe, sequenceCommittedEvents } from './sql.js';
@@ -48,9 +49,9 @@ export class Sequencer {
       return;
     }
     // A kick comes from a request's commit: the run must not join that request's transaction participants
-    // (its idempotency claim), so it starts outside the request's context.
+    // (its idempotency claim) nor its trace, so it starts outside the request's context.
     this.running = transactionParticipants
-      .exit(() => delay(GATHER_MS).then(() => this.run()))
+      .exit(() => outsideAnyTrace(() => delay(GATHER_MS).then(() => this.run())))
       .finally(() => {
         this.running = undefined;
         if (this.again) {

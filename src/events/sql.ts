@@ -10,12 +10,14 @@ export interface StoredEvent {
   type: string;
   resourceKey: string;
   requestId: string | null;
+  /** D36: the W3C traceparent of the request that caused the event; null when it was not traced. */
+  traceparent: string | null;
   occurredAt: Date;
   resource: string;
 }
 
 const EVENT_COLUMNS = `e.position, e.id, e.type, e.resource_key AS "resourceKey", e.request_id AS "requestId",
-  e.occurred_at AS "occurredAt", e.resource::text AS resource`;
+  e.traceparent, e.occurred_at AS "occurredAt", e.resource::text AS resource`;
 
 /**
  * Numbers committed events in commit order (positions after the newest one). Why this gives a gapless feed:

@@ -3,6 +3,8 @@ import type { Server, ServerResponse } from 'node:http';
 export interface Draining {
   /** From now on every answer not yet sent closes its connection. */
   start(): void;
+  /** Whether start() was called: readiness answers 503 from then on (D36). */
+  readonly started: boolean;
 }
 
 /**
@@ -23,6 +25,9 @@ export function drainOnShutdown(server: Server): Draining {
     res.once('close', () => unanswered.delete(res));
   });
   return {
+    get started() {
+      return draining;
+    },
     start() {
       draining = true;
       for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');

@@ -14,20 +14,47 @@ function hostName(host: string): string {
 const hostRefused = (): ServerError =>
   new ServerError(400, 'InvalidHostHeaderException', 'The Host header names no host this service answers for');
 
+/** What orchestrators and scrapers call by address (a pod's IP): the probes and the metrics, none with links. */
+const BY_ADDRESS_PATHS = new Set([
+  '/actuator/health',
+  '/actuator/health/liveness',
+  '/actuator/health/readiness',
+  '/actuator/prometheus',
+]);
+
+/** Where the hosts a request may name come from (README, Configuration). */
+export interface HostSettings {
+  readonly allowedHosts?: readonly string[];
+  readonly publicBaseUrl?: string;
+  /** HOST: the address the service listens on, when one is chosen. */
+  readonly listenHost?: string;
+}
+
+const isLoopback = (name: string): boolean =>
+  name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name);
+
 /**
- * Issue 15: hrefs are built from the request's host (D7), so a client that sends `Host: evil.example` would get
- * links to it, and a cache in front could hand them to everyone. A host that is no host name at all is always
- * refused; with ALLOWED_HOSTS set, so is every host not on the list. With PUBLIC_BASE_URL set the request's host
- * is not used for links at all. The health probe is exempt: orchestrators call it by address and it has no links.
+ * Issue 15 and D36: hrefs are built from the request's host (D7), so a client that sends `Host: evil.example`
+ * would get links to it, and a cache in front could hand them to everyone. A host that is no host name at all is
+ * always refused. With ALLOWED_HOSTS, every host not on the list is refused too. With PUBLIC_BASE_URL alone the
+ * request's host is not used for links, so any host name is answered. With neither, only what cannot have been
+ * chosen by a stranger is answered, as Django does: localhost, loopback addresses and the address the request
+ * arrived at (or HOST). The probes and the metrics are exempt: they are called by address and have no links.
  */
-export function checkHost(allowedHosts: readonly string[] | undefined): RequestHandler {
-  const allowed = allowedHosts && new Set(allowedHosts.map(hostName));
+export function checkHost({ allowedHosts, publicBaseUrl, listenHost }: HostSettings): RequestHandler {
+  const listed = allowedHosts && new Set(allowedHosts.map(hostName));
+  const listening = listenHost && hostName(listenHost.includes(':') ? `[${listenHost}]` : listenHost);
+  const answers = (req: Request, name: string): boolean => {
+    if (listed) return listed.has(name);
+    return (
+      publicBaseUrl !== undefined || isLoopback(name) || name === listening || name === hostName(listeningAddress(req))
+    );
+  };
   return (req, _res, next) => {
-    if (req.path === '/actuator/health') return next();
+    if (BY_ADDRESS_PATHS.has(req.path)) return next();
     const host = requestHost(req);
     if (host === undefined) return next();
-    if (host.length > 255 || !HOST.test(host)) return next(hostRefused());
-    if (allowed && !allowed.has(hostName(host))) return next(hostRefused());
+    if (host.length > 255 || !HOST.test(host) || !answers(req, hostName(host))) return next(hostRefused());
     next();
   };
 }

@@ -18,6 +18,11 @@ export interface Metrics {
 export function createMetrics(pool: pg.Pool, patternFor: (req: Request) => string | undefined): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
+  // Issue 28: gauges named `_total` fail `promtool check metrics` (the suffix is for counters); each total is the sum
+  // of its by-type gauge (`nodejs_active_handles` …), which stays.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
 
   const duration = new client.Histogram({
     name: 'http_server_request_duration_seconds',

@@ -120,6 +120,19 @@ const healthSchema = z
 
 const OPERATIONS = ['Operations'];
 
+const probeSchema = z
+  .object({ status: z.enum(['UP']) })
+  .strict()
+  .openapi('LivenessState');
+const readinessSchema = z
+  .object({
+    status: z.enum(['UP', 'DOWN', 'OUT_OF_SERVICE']).openapi({
+      description: 'DOWN without the database; OUT_OF_SERVICE once shutdown has started',
+    }),
+  })
+  .strict()
+  .openapi('ReadinessState');
+
 /** D25: health (public), Prometheus metrics, the OpenAPI document (public) and the API explorer (public). */
 export function addOperatorRoutes(
   app: Express,
@@ -128,6 +141,7 @@ export function addOperatorRoutes(
   events: EventsRuntime,
   metrics: Metrics,
   apiDocument: () => object,
+  isDraining: () => boolean,
   readReplica?: ReadReplica,
 ): void {
   const databaseIsUp = databaseProbe(pool);
@@ -154,6 +168,43 @@ export function addOperatorRoutes(
       responses: {
         200: body('UP: the database answers', healthSchema, [JSON_TYPE]),
         503: body('DOWN: the database is unreachable', healthSchema, [JSON_TYPE]),
+      },
+    },
+  });
+  // D36, named as Spring Boot names them: liveness never asks the database, so an outage restarts no pod.
+  routes.add({
+    method: 'GET',
+    path: '/actuator/health/liveness',
+    produces: [JSON_TYPE],
+    handler: (_req: Request, res: Response) => {
+      res.status(200).json({ status: 'UP' });
+    },
+    doc: {
+      operationId: 'health-liveness',
+      tags: OPERATIONS,
+      summary: 'Liveness probe: the process can serve (the database is not asked)',
+      public: true,
+      responses: { 200: body('UP', probeSchema, [JSON_TYPE]) },
+    },
+  });
+  // The server listens only once migrations are applied, so an answering database is what remains to ask.
+  routes.add({
+    method: 'GET',
+    path: '/actuator/health/readiness',
+    produces: [JSON_TYPE],
+    handler: async (_req: Request, res: Response) => {
+      if (isDraining()) return void res.status(503).json({ status: 'OUT_OF_SERVICE' });
+      const up = await databaseIsUp();
+      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN' });
+    },
+    doc: {
+      operationId: 'health-readiness',
+      tags: OPERATIONS,
+      summary: 'Readiness probe: the database answers and the service is not shutting down',
+      public: true,
+      responses: {
+        200: body('UP: ready for traffic', readinessSchema, [JSON_TYPE]),
+        503: body('DOWN without the database, OUT_OF_SERVICE while shutting down', readinessSchema, [JSON_TYPE]),
       },
     },
   });

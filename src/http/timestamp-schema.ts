@@ -4,6 +4,9 @@ import { z } from '../openapi/zod.js';
 const ISO_WITH_OFFSET =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-](\d{2})(?::?(\d{2}))?)$/;
 
+/** The longest text ISO_WITH_OFFSET matches: `2030-05-01T12:30:15.123456789+02:00`. */
+export const MAX_TIMESTAMP_LENGTH = 35;
+
 /**
  * Milliseconds since the epoch for a UTC date and time. Date.UTC reads years 0–99 as 1900–1999, so the year is
  * set on its own (issue 15: `0099-06-15` was stored as 1999).
@@ -27,6 +30,7 @@ const LATEST = utcMillis(10_000, 1, 1) - 1;
  * falls outside the years 0001–9999.
  */
 export function parseTimestamp(text: string): string | undefined {
+  if (text.length > MAX_TIMESTAMP_LENGTH) return undefined;
   const match = ISO_WITH_OFFSET.exec(text);
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s = '0', fraction = '0', zone, offsetHours = '0', offsetMinutes = '0'] = match;
@@ -42,9 +46,15 @@ export function parseTimestamp(text: string): string | undefined {
   return new Date(instant).toISOString();
 }
 
-/** D3: any ISO 8601 datetime with an offset; one without an offset is refused. Parsed to UTC ISO text. */
+/**
+ * D3: any ISO 8601 datetime with an offset; one without an offset is refused. Parsed to UTC ISO text. Issue 28: a
+ * longer string is refused by its length alone, so a huge one costs no more than any other oversized field.
+ */
 export const timestampSchema = z
   .string()
+  .max(MAX_TIMESTAMP_LENGTH, {
+    error: `must be an ISO 8601 datetime with an offset, at most ${MAX_TIMESTAMP_LENGTH} characters`,
+  })
   .transform((text, ctx) => {
     const parsed = parseTimestamp(text);
     if (parsed === undefined) {

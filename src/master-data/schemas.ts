@@ -1,4 +1,4 @@
-import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
+import { keySchema, keyText, MAX_TEXT_LENGTH } from '../http/key-schema.js';
 import { z } from '../openapi/zod.js';
 
 const INT32_MIN = -2_147_483_648;
@@ -49,8 +49,8 @@ export const locationGroupQuerySchema = z.object({ name: key('Name of the Locati
 /** A Location named in a request: by `erpCode` or `locationId` (D15). */
 export const locationReferenceSchema = z
   .object({
-    erpCode: z.string().max(MAX_KEY_LENGTH).nullish(),
-    locationId: z.string().max(MAX_KEY_LENGTH).nullish(),
+    erpCode: keyText().nullish(),
+    locationId: keyText().nullish(),
   })
   .openapi('LocationReference');
 
@@ -60,8 +60,8 @@ export const locationReferenceSchema = z
  */
 export const transportUnitCreateSchema = z
   .object({
-    transportUnitBK: z.string().max(MAX_KEY_LENGTH).nullish().openapi({ description: 'Business key, required' }),
-    transportUnitType: z.string().max(MAX_KEY_LENGTH).nullish().openapi({ description: 'Type, required' }),
+    transportUnitBK: keyText().nullish().openapi({ description: 'Business key, required' }),
+    transportUnitType: keyText().nullish().openapi({ description: 'Type, required' }),
     actualLocation: locationReferenceSchema.nullish().openapi({ description: 'Required: erpCode or locationId' }),
   })
   .openapi('TransportUnitCreate');

@@ -1,4 +1,4 @@
-import { keySchema, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
+import { keySchema, keyText, MAX_KEY_LENGTH, MAX_TEXT_LENGTH } from '../http/key-schema.js';
 import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { detailsSchema, dimensionSchema } from '../products/schemas.js';
@@ -41,11 +41,11 @@ const weightSchema = quantitySchema.refine((weight) => weight.kind === 'Weight' 
 const optionalFields = {
   serialNumber: z.string().max(MAX_KEY_LENGTH).nullish(),
   expiresAt: timestampSchema.nullish(),
-  labels: z.array(z.string().max(MAX_KEY_LENGTH)).max(100).nullish(),
+  labels: z.array(keyText()).max(100).nullish(),
   dimension: nullishOf(dimensionSchema),
   weight: nullishOf(weightSchema),
   distribution: distributionSchema.nullish(),
-  physicalPosition: z.string().max(MAX_KEY_LENGTH).nullish(),
+  physicalPosition: keyText().nullish(),
   details: detailsSchema,
 };
 
@@ -57,8 +57,8 @@ export type NewPackagingUnit = z.output<typeof newPackagingUnitSchema>;
 
 export const locationReferenceSchema = z
   .object({
-    locationId: z.string().min(1).max(MAX_KEY_LENGTH).nullish(),
-    erpCode: z.string().min(1).max(MAX_KEY_LENGTH).nullish(),
+    locationId: keyText().min(1).nullish(),
+    erpCode: keyText().min(1).nullish(),
   })
   .refine((ref) => Boolean(ref.locationId) !== Boolean(ref.erpCode), { error: 'give locationId or erpCode' });
 
@@ -79,7 +79,7 @@ export const loadUnitAddressSchema = z.object({
 });
 
 export const createInLoadUnitQuerySchema = z.object({
-  loadUnitType: z.string().max(MAX_KEY_LENGTH).optional().openapi({ description: 'Type of a LoadUnit created here' }),
+  loadUnitType: keyText().optional().openapi({ description: 'Type of a LoadUnit created here' }),
 });
 
 export const packagingUnitKeySchema = z.object({ pKey: z.string() });
@@ -136,7 +136,7 @@ export const intakeInLoadUnitSchema = z
   .object({
     transportUnitBK: key('Business key of the TransportUnit, registered on the spot when unknown'),
     luPos: key('Position of the LoadUnit on the TransportUnit'),
-    loadUnitType: z.string().max(MAX_KEY_LENGTH).nullish().openapi({ description: 'Type of a LoadUnit created here' }),
+    loadUnitType: keyText().nullish().openapi({ description: 'Type of a LoadUnit created here' }),
     ...newPackagingUnitSchema.shape,
   })
   .openapi('IntakeUnitInLoadUnit');

@@ -1,5 +1,6 @@
 import { copyRow } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
+import { activeTraceparent } from '../tracing/context.js';
 import type { ProductUnitValues, ProductValues, StackingRuleValues } from './sql.js';
 
 /** What an import does with a SKU that is stored already (D35); a SKU sent twice is a 409 in every mode. */
@@ -281,15 +282,15 @@ export async function insertImportedProductEvents(
   answerKey: boolean,
 ): Promise<{ written: number; pKey: string | undefined }> {
   const result = await tx.query<{ pKey: string }>(
-    `INSERT INTO event_outbox (type, resource_key, request_id, resource)
+    `INSERT INTO event_outbox (type, resource_key, request_id, traceparent, resource)
      SELECT CASE i.outcome WHEN 'c' THEN 'product.event.created' ELSE 'product.event.updated' END, r.p_key, $1,
-            r.resource
+            $2::text, r.resource
        FROM (SELECT line, sku, outcome FROM product_import WHERE kind = 'p' AND outcome IS NOT NULL
               ORDER BY line OFFSET 0) i
             CROSS JOIN LATERAL product_json(i.sku) r
       ORDER BY i.line
      ${answerKey ? 'RETURNING resource_key AS "pKey"' : ''}`,
-    [requestId],
+    [requestId, activeTraceparent()],
   );
   return { written: result.rowCount ?? 0, pKey: result.rows[0]?.pKey };
 }

@@ -1,5 +1,6 @@
 import { arrayLiteral, columnOf, sparseColumnOf } from '../db/columns.js';
 import type { Queryable, Tx } from '../db/tx.js';
+import { activeTraceparent } from '../tracing/context.js';
 
 /** A product row with its units and stacking rules, as every read returns it. */
 export interface ProductRow {
@@ -178,11 +179,11 @@ export async function insertStackingRules(tx: Tx, rules: readonly StackingRuleVa
  */
 export async function insertCreatedProductEvents(tx: Tx, skus: readonly string[], requestId: string): Promise<number> {
   const result = await tx.query(
-    `INSERT INTO event_outbox (type, resource_key, request_id, resource)
-     SELECT 'product.event.created', r.p_key, $2, r.resource
+    `INSERT INTO event_outbox (type, resource_key, request_id, traceparent, resource)
+     SELECT 'product.event.created', r.p_key, $2, $3::text, r.resource
        FROM unnest($1::text[]) WITH ORDINALITY AS s (sku, n) CROSS JOIN LATERAL product_json(s.sku) r
       ORDER BY s.n`,
-    [arrayLiteral(skus), requestId],
+    [arrayLiteral(skus), requestId, activeTraceparent()],
   );
   return result.rowCount ?? 0;
 }

@@ -61,6 +61,8 @@ function messageFor(event: FeedEvent): Received {
     messageId: event.id,
     correlationId: event.requestId ?? undefined,
     ownsEventType: OWMS_EVENT_TYPE[event.type],
+    // Tracing is off here: no trace to carry on (D36).
+    traceparent: undefined,
     deliveryMode: 2,
     contentType: 'application/json',
     timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),

@@ -66,6 +66,19 @@ describe('loadConfig defaults (D26)', () => {
     });
   });
 
+  it('traces nothing without an OTLP endpoint (D36)', () => {
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'inventory', OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).tracing).toBe(false);
+  });
+
+  it.each([
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/v1/traces' }, true],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'TRUE' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'false' }, true],
+  ])('traces with %o: %s (D36)', (environment, tracing) => {
+    expect(loadConfig(environment).tracing).toBe(tracing);
+  });
+
   it('runs one process unless WEB_CONCURRENCY says otherwise; auto is the cores available (issue 14)', () => {
     expect(loadConfig({}).webConcurrency).toBe(1);
     expect(loadConfig({ WEB_CONCURRENCY: '3' }).webConcurrency).toBe(3);
@@ -206,6 +219,8 @@ describe('loadConfig refusals (D26)', () => {
     ['WEB_CONCURRENCY', '0'],
     ['WEB_CONCURRENCY', 'many'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', 'a day'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'grpc://collector:4317'],
   ])('refuses %s=%s, naming it', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createTokenVerifier } from '../../src/http/auth.js';
 import { createEmptyDatabase } from '../support/empty-database.js';
 import { runCommand, type CommandOutcome } from '../support/command.js';
 import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
@@ -51,6 +53,12 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     [['alice', 'soon'], "The hours must be a positive number, not 'soon'."],
     [['alice', '0'], "The hours must be a positive number, not '0'."],
     [[' '], 'The subject must not be blank.'],
+    [['--sub'], "Option '--sub <value>' argument missing"],
+    [['--ttl', 'soon'], "The --ttl must be a duration such as 3600, 30m, 8h or 2d, not 'soon'."],
+    [['--ttl', '0s'], "The --ttl must be a duration such as 3600, 30m, 8h or 2d, not '0s'."],
+    [['alice', '--sub', 'bob'], 'Give the subject either as an argument or with --sub, not both.'],
+    [['alice', '1', '--ttl', '1h'], 'Give the lifetime either as hours or with --ttl, not both.'],
+    [['--aud', ''], 'The --aud must not be blank.'],
   ])('refuses %j with exit 2, saying why and how it is called, minting nothing', async (args, problem) => {
     const outcome = await runCommand([TOKEN_CLI, ...args], { DATA_DIR: dataDir });
     expect(outcome.code).toBe(2);
@@ -85,6 +93,46 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     expect(jwt.verify(outcome.stdout.trim(), SECRET)).toMatchObject({ sub: '-robot-' });
   });
 
+  it('mints the sub, scopes, aud, iss and lifetime given as options (issue 28)', async () => {
+    const outcome = await runCommand(
+      [TOKEN_CLI, '--sub', 'robot-7', '--scope', 'inventory.read inventory.write', '--scope=inventory.audit'].concat([
+        '--aud',
+        'inventory-api',
+        '--iss',
+        'https://id.example/',
+        '--ttl',
+        '30m',
+      ]),
+      { AUTH_JWT_SECRET: SECRET },
+    );
+    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    const claims = jwt.verify(outcome.stdout.trim(), SECRET, {
+      algorithms: ['HS256'],
+      audience: 'inventory-api',
+      issuer: 'https://id.example/',
+    }) as jwt.JwtPayload;
+    expect(claims).toMatchObject({ sub: 'robot-7', scope: 'inventory.read inventory.write inventory.audit' });
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(30 * 60);
+  });
+
+  it('mints a token the service accepts where an issuer, an audience and scopes are required', async () => {
+    const environment = {
+      AUTH_JWT_SECRET: SECRET,
+      AUTH_JWT_ISSUER: 'https://id.example/',
+      AUTH_JWT_AUDIENCE: 'inventory-api',
+      AUTH_REQUIRED_SCOPES_WRITE: 'inventory.write',
+    };
+    const outcome = await runCommand(
+      [TOKEN_CLI, '--sub', 'alice', '--scope', 'inventory.write', '--ttl', '3600'],
+      environment,
+    );
+    expect(outcome.code).toBe(0);
+    const verifier = createTokenVerifier(
+      loadConfig({ ...environment, NODE_ENV: 'test' }, { opensDatabase: false }).auth,
+    );
+    expect(verifier.verify(outcome.stdout.trim())).toStrictEqual({ subject: 'alice', scopes: ['inventory.write'] });
+  });
+
   it('exits 1 instead of printing a token the service would refuse as living too long', async () => {
     const outcome = await runCommand([TOKEN_CLI, 'alice', '2'], {
       AUTH_JWT_SECRET: SECRET,
@@ -93,7 +141,7 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     expect(outcome).toStrictEqual({
       code: 1,
       stdout: '',
-      stderr: 'A token for 2 h would be refused: AUTH_MAX_TOKEN_LIFETIME_SECONDS allows 3600 s\n',
+      stderr: 'A token for 7200 s would be refused: AUTH_MAX_TOKEN_LIFETIME_SECONDS allows 3600 s\n',
     });
   });
 

@@ -23,7 +23,7 @@ import {
 import { allViolations, storedUnits, totalsOf } from '../support/stock-invariants.js';
 
 /**
- * Issue 17: three instances, each with its own pools as main.ts opens them (DB_POOL_MAX=10, plus the events and
+ * Issue 17: three instances, each with its own pools as server.ts opens them (DB_POOL_MAX=10, plus the events and
  * health pools), allocate contended stock through one PgBouncer in transaction mode with three server connections.
  */
 const SERVER_CONNECTIONS = 3;

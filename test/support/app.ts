@@ -17,8 +17,20 @@ export interface TestContext {
   events: EventsRuntime;
 }
 
-export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides });
+/**
+ * The hosts test files send (supertest sends 127.0.0.1), allowed as a deployment allows its own (D36). A file
+ * that tests the default passes `ALLOWED_HOSTS: undefined`.
+ */
+export const TEST_ALLOWED_HOSTS = '127.0.0.1, localhost, inventory.example, inventory.test, stock.test, shop.example';
+
+export function testConfig(overrides: Record<string, string | undefined> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    AUTH_JWT_SECRET: TEST_SECRET,
+    LOG_LEVEL: 'silent',
+    ALLOWED_HOSTS: TEST_ALLOWED_HOSTS,
+    ...overrides,
+  });
 }
 
 /** Server connections of the pooler in TEST_THROUGH_PGBOUNCER runs: few, so statements change connections. */
@@ -31,7 +43,7 @@ const PGBOUNCER_POOL_SIZE = 3;
  */
 async function throughPgBouncer(
   db: TestDatabase,
-  environment: Record<string, string>,
+  environment: Record<string, string | undefined>,
 ): Promise<{ config: Config; database: Database; bouncer: PgBouncer }> {
   if (!pgbouncerBinary) throw new Error('TEST_THROUGH_PGBOUNCER=1 but pgbouncer is not installed');
   const bouncer = await startPgBouncer({ serverUrl: db.url, poolSize: PGBOUNCER_POOL_SIZE });
@@ -49,7 +61,7 @@ async function throughPgBouncer(
  * Registers hooks that give the file its own database and the real application on it.
  * The returned object is filled in by beforeAll.
  */
-export function useTestApp(environment: Record<string, string> = {}): TestContext {
+export function useTestApp(environment: Record<string, string | undefined> = {}): TestContext {
   const context = {} as TestContext;
   let pooled: { database: Database; bouncer: PgBouncer } | undefined;
   beforeAll(async () => {

@@ -8,6 +8,8 @@ export interface Received {
   readonly messageId: string | undefined;
   readonly correlationId: string | undefined;
   readonly ownsEventType: unknown;
+  /** D36: the header that carries the trace of the request that caused the event. */
+  readonly traceparent: unknown;
   readonly deliveryMode: number | undefined;
   readonly contentType: string | undefined;
   readonly timestamp: number | undefined;
@@ -48,6 +50,7 @@ function toReceived(message: AsyncMessage): Received {
     messageId: message.messageId,
     correlationId: message.correlationId,
     ownsEventType: message.headers?.owms_event_type,
+    traceparent: message.headers?.traceparent,
     deliveryMode: (message as AsyncMessage & { deliveryMode?: number }).deliveryMode,
     contentType: message.contentType,
     timestamp: message.timestamp,

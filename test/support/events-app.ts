@@ -27,7 +27,7 @@ export interface EventsInstance {
 }
 
 /**
- * An instance as main.ts assembles it (events runtime, then the app), on the given pool: several on one database
+ * An instance as server.ts assembles it (events runtime, then the app), on the given pool: several on one database
  * are several instances of a deployment. Logs at info and keeps the lines.
  */
 export function startInstance(pool: pg.Pool, environment: Record<string, string>): EventsInstance {

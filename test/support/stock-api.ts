@@ -104,6 +104,22 @@ export async function givenUnitsIn(
   return response.body as CreatedUnit[];
 }
 
+/**
+ * POSTs new units of a new Product into LoadUnit 1 of a new TransportUnit and answers the response as it comes,
+ * for tests of what a create refuses.
+ */
+export async function postUnitsOfNewProduct(
+  target: Target,
+  units: Json[],
+): Promise<{ sku: string; response: Response }> {
+  const sku = await givenProduct(target);
+  const location = await givenLocation(target);
+  const bk = await givenTransportUnitOn(target, location.locationId);
+  const path = `/v1/transport-units/${bk}/load-units/1/packaging-units?loadUnitType=BOX`;
+  const response = await call(target, 'post', path).send(units.map((unit) => ({ product: { sku }, ...unit })));
+  return { sku, response };
+}
+
 export async function givenUnitsOnLocation(
   target: Target,
   locationId: string,

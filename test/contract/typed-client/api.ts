@@ -535,6 +535,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/actuator/health/liveness': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Liveness probe: the process can serve (the database is not asked) */
+    get: operations['health-liveness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/actuator/health/readiness': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Readiness probe: the database answers and the service is not shutting down */
+    get: operations['health-readiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/actuator/prometheus': {
     parameters: {
       query?: never;
@@ -1649,6 +1683,17 @@ export interface components {
           };
         };
       };
+    };
+    LivenessState: {
+      /** @enum {string} */
+      status: 'UP';
+    };
+    ReadinessState: {
+      /**
+       * @description DOWN without the database; OUT_OF_SERVICE once shutdown has started
+       * @enum {string}
+       */
+      status: 'UP' | 'DOWN' | 'OUT_OF_SERVICE';
     };
   };
   responses: never;
@@ -6704,6 +6749,120 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Health'] | components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'health-liveness': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description UP */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LivenessState'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'health-readiness': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description UP: ready for traffic */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReadinessState'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description None of the media types in Accept is available */
+      406: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description DOWN without the database, OUT_OF_SERVICE while shutting down; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReadinessState'] | components['schemas']['ServerDeclinedError'];
         };
       };
     };
