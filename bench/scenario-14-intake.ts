@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { step } from './progress.js';
 import { formatNumber, ratioOf, type BenchContext, type ScenarioResult } from './results.js';
-import { postNdjson, timedCopy } from './scenario-7-import.js';
+import { piecesOf, postNdjson, timedCopy } from './scenario-7-import.js';
 import { productSku } from './seed.js';
 
 /** The Products the intake's units are of; each TransportUnit's one LoadUnit holds one of them (D17). */
@@ -9,7 +9,6 @@ export const INTAKE_PRODUCT_PREFIX = 'IN';
 export const INTAKE_PRODUCTS = 100;
 /** 1,000,000 units across 10,000 TransportUnits at the issue's size. */
 const UNITS_PER_TRANSPORT_UNIT = 100;
-const LINES_PER_PIECE = 500;
 
 const transportUnitOf = (prefix: string, n: number): string =>
   `${prefix}-${String(Math.ceil(n / UNITS_PER_TRANSPORT_UNIT)).padStart(7, '0')}`;
@@ -17,18 +16,14 @@ const skuOf = (prefix: string, n: number): string =>
   productSku(INTAKE_PRODUCT_PREFIX, (Math.ceil(n / UNITS_PER_TRANSPORT_UNIT) % INTAKE_PRODUCTS) + 1);
 
 /** The NDJSON lines of the intake: units of 5 PC with a serial number into LoadUnit "1" of their TransportUnit. */
-function* intakePieces(prefix: string, count: number): Generator<string> {
-  let piece = '';
-  for (let n = 1; n <= count; n++) {
-    piece +=
+function intakePieces(prefix: string, count: number): Generator<string> {
+  return piecesOf(
+    count,
+    (n) =>
       `{"transportUnitBK":"${transportUnitOf(prefix, n)}","luPos":"1","loadUnitType":"PALLET",` +
       `"product":{"sku":"${skuOf(prefix, n)}"},` +
-      `"quantity":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":5},"serialNumber":"S${n}"}\n`;
-    if (n % LINES_PER_PIECE === 0 || n === count) {
-      yield piece;
-      piece = '';
-    }
-  }
+      `"quantity":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":5},"serialNumber":"S${n}"}\n`,
+  );
 }
 
 function postIntake(ctx: BenchContext, prefix: string, count: number, requestId: string) {
@@ -51,20 +46,14 @@ async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<nu
     [`${INTAKE_PRODUCT_PREFIX}-%`],
   );
   const productIds = new Map(products.rows.map((row) => [row.sku, row.id]));
-  function* unitRows(): Generator<string> {
-    let piece = '';
-    for (let n = 1; n <= count; n++) {
-      piece += `${productIds.get(skuOf(prefix, n))}\t5\tPC\t${loadUnits.get(transportUnitOf(prefix, n))}\tS${n}\n`;
-      if (n % LINES_PER_PIECE === 0 || n === count) {
-        yield piece;
-        piece = '';
-      }
-    }
-  }
+  const unitRows = piecesOf(
+    count,
+    (n) => `${productIds.get(skuOf(prefix, n))}\t5\tPC\t${loadUnits.get(transportUnitOf(prefix, n))}\tS${n}\n`,
+  );
   return timedCopy(
     pool,
     'COPY packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, serial_number) FROM STDIN',
-    unitRows(),
+    unitRows,
   );
 }
 

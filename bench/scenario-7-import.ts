@@ -20,20 +20,28 @@ const WARMUP_PRODUCTS = 2_000;
 /** Lines per piece handed to the socket: one string per line would cost the generator more than the service. */
 const LINES_PER_PIECE = 500;
 
-/** The NDJSON lines a client streams: the same columns scenario 3 sends and the raw COPY writes. */
-function* ndjsonPieces(prefix: string, count: number): Generator<string> {
+/** Lines 1…count as `lineOf` writes them, handed on in pieces of LINES_PER_PIECE. */
+export function* piecesOf(count: number, lineOf: (n: number) => string): Generator<string> {
   let piece = '';
   for (let n = 1; n <= count; n++) {
-    const product = productFields(prefix, n);
-    piece +=
-      `{"sku":${JSON.stringify(product.sku)},"label":${JSON.stringify(product.label)},` +
-      `"description":${JSON.stringify(product.description)},` +
-      `"baseUnit":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":1},"stockZone":"A"}\n`;
+    piece += lineOf(n);
     if (n % LINES_PER_PIECE === 0 || n === count) {
       yield piece;
       piece = '';
     }
   }
+}
+
+/** The NDJSON lines a client streams: the same columns scenario 3 sends and the raw COPY writes. */
+function ndjsonPieces(prefix: string, count: number): Generator<string> {
+  return piecesOf(count, (n) => {
+    const product = productFields(prefix, n);
+    return (
+      `{"sku":${JSON.stringify(product.sku)},"label":${JSON.stringify(product.label)},` +
+      `"description":${JSON.stringify(product.description)},` +
+      `"baseUnit":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":1},"stockZone":"A"}\n`
+    );
+  });
 }
 
 interface ImportRun {
@@ -101,21 +109,14 @@ export async function timedCopy(pool: pg.Pool, statement: string, rows: Iterable
 
 /** The same rows in COPY's text format, straight into the product table: what a hand-written loader gets. */
 function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<number> {
-  function* rows(): Generator<string> {
-    let piece = '';
-    for (let n = 1; n <= count; n++) {
-      const product = productFields(prefix, n);
-      piece += `${product.sku}\t${product.label}\t${product.description}\t1\tPC\tA\n`;
-      if (n % LINES_PER_PIECE === 0 || n === count) {
-        yield piece;
-        piece = '';
-      }
-    }
-  }
+  const rows = piecesOf(count, (n) => {
+    const product = productFields(prefix, n);
+    return `${product.sku}\t${product.label}\t${product.description}\t1\tPC\tA\n`;
+  });
   return timedCopy(
     pool,
     'COPY product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone) FROM STDIN',
-    rows(),
+    rows,
   );
 }
 
