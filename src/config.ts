@@ -146,6 +146,9 @@ const environmentSchema = z
       .min(1)
       .max(10 * 365 * 24)
       .default(168),
+    LEDGER_RETENTION_MONTHS: z.coerce.number().int().min(1).max(1200).optional(),
+    RESERVATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+    EVENTS_PARTITION_SIZE: z.coerce.number().int().min(1000).max(1_000_000_000).default(1_000_000),
     IDEMPOTENCY_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -338,11 +341,18 @@ export interface Config {
   };
   /** How long a stored idempotent response is replayed. */
   readonly idempotencyTtlSeconds: number;
+  /** D34: how long the ledger (whole months; unset: for ever) and ended reservations are kept. */
+  readonly history: {
+    readonly ledgerRetentionMonths: number | undefined;
+    readonly reservationRetentionDays: number;
+  };
   /** D28, D29: publishing to RabbitMQ (only with a URL) and how long the feed keeps events. */
   readonly events: {
     readonly amqpUrl?: string;
     readonly exchange: string;
     readonly retentionHours: number;
+    /** Positions per part of the outbox (migration 0014): retention drops whole parts. */
+    readonly partitionSize: number;
   };
   /** D36: OpenTelemetry tracing, on when an OTLP endpoint is set (src/tracing/settings.ts). */
   readonly tracing: boolean;
@@ -419,10 +429,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
     }),
     idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
+    history: Object.freeze({
+      ledgerRetentionMonths: env.LEDGER_RETENTION_MONTHS,
+      reservationRetentionDays: env.RESERVATION_RETENTION_DAYS,
+    }),
     events: Object.freeze({
       amqpUrl: env.AMQP_URL,
       exchange: env.AMQP_EXCHANGE,
       retentionHours: env.EVENTS_RETENTION_HOURS,
+      partitionSize: env.EVENTS_PARTITION_SIZE,
     }),
     tracing: tracingRequested(source),
   });

@@ -12,6 +12,7 @@ import { openReadReplica } from './db/read-replica.js';
 import { createTokenVerifier } from './http/auth.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { startEvents, type EventsRuntime } from './events/runtime.js';
+import { HistoryRetention } from './history/retention.js';
 import { drainOnShutdown, type Draining } from './http/draining.js';
 import { deleteExpiredRecords } from './idempotency/sql.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './http/dev-token.js';
@@ -63,6 +64,7 @@ function installShutdown(
   server: Server,
   draining: Draining,
   events: EventsRuntime,
+  history: HistoryRetention,
   database: Database,
   config: Config,
   logger: Logger,
@@ -89,9 +91,8 @@ function installShutdown(
       clearTimeout(idleGrace);
       clearTimeout(deadline);
       // The relay finishes its batch and gives up its lease before the pool closes under it.
-      events
-        .stop()
-        .catch((error: unknown) => logger.warn({ err: error }, 'stopping the event relay failed'))
+      Promise.all([events.stop(), history.stop()])
+        .catch((error: unknown) => logger.warn({ err: error }, 'stopping the background work failed'))
         .then(() => database.close())
         // The spans of the last requests are still buffered (D36).
         .then(() => shutdownTracing())
@@ -179,6 +180,9 @@ async function main(): Promise<void> {
         },
       };
     }
+    const history = new HistoryRetention(database.pool, config.history, logger);
+    // The ledger's part of this month must exist before the first stock change.
+    await history.run();
     const events = startEvents(database.pool, config, logger, database.sessionPool);
     // Slow or stalled clients must not hold sockets forever; bulk uploads still get minutes by default.
     const server = createServer({
@@ -200,7 +204,7 @@ async function main(): Promise<void> {
     });
     server.on('request', app);
     await listen(server, config);
-    installShutdown(server, draining, events, database, config, logger);
+    installShutdown(server, draining, events, history, database, config, logger);
     sweepExpiredIdempotencyRecords(database, logger);
     logger.info({ port: config.port, database: database.description }, 'inventory service ready');
   } catch (error) {

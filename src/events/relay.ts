@@ -9,8 +9,11 @@ import type { FeedSignal } from './feed-signal.js';
 import { acquireRelayLease, advancePublished, releaseRelayLease, selectEventsAfter, type StoredEvent } from './sql.js';
 
 const BATCH_SIZE = 500;
-// Renewed with every batch; an instance that stops renewing (killed, frozen) hands over after this long.
-const LEASE_MS = 15_000;
+// Renewed with every batch and at least every IDLE_MS; an instance that stops renewing (killed, frozen) hands over
+// after this long, so publishing resumes within about 3–4 s of a crash (issue 29). A holder that is merely slow for
+// longer loses the lease to another: events may then be published twice (at least once, D28), never skipped,
+// because only the lease holder moves the published mark.
+const LEASE_MS = 3_000;
 // Without news of events, a relay still looks every so often: for a lease to take over, and for missed news.
 const IDLE_MS = 1000;
 // After a batch, news of events waits this long before the next: under load a batch then carries the events of

@@ -2,12 +2,12 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import client from 'prom-client';
 import type { Config } from '../config.js';
-import { withTransaction } from '../db/tx.js';
 import { FeedSignal } from './feed-signal.js';
 import { FeedListener } from './listener.js';
 import { EventRelay, type BrokerState } from './relay.js';
 import { Sequencer } from './sequencer.js';
-import { pruneEvents, selectBacklog, type Backlog } from './sql.js';
+import { pruneOutbox } from './retention.js';
+import { selectBacklog, type Backlog } from './sql.js';
 
 const PRUNE_EVERY_MS = 5 * 60_000;
 const HEALTH_QUERY_TIMEOUT_MS = 2000;
@@ -76,7 +76,7 @@ export function startEvents(
 ): EventsRuntime {
   const pool = backgroundPool(requestPool, logger);
   const signal = new FeedSignal();
-  const sequencer = new Sequencer(pool, signal, logger);
+  const sequencer = new Sequencer(pool, signal, logger, config.events.partitionSize);
   const listener = new FeedListener(sessionPool.options as pg.ClientConfig, signal, logger);
   let publishedTotal: client.Counter | undefined;
   const { amqpUrl, exchange, retentionHours } = config.events;
@@ -84,13 +84,19 @@ export function startEvents(
     ? new EventRelay(pool, { url: amqpUrl, exchange }, signal, logger, (count) => publishedTotal?.inc(count))
     : undefined;
 
+  let pruning = false;
   const prune = (): void => {
+    if (pruning) return;
+    pruning = true;
     const cutoff = new Date(Date.now() - retentionHours * 3_600_000);
-    withTransaction(pool, (tx) => pruneEvents(tx, cutoff, relay ? exchange : undefined))
+    pruneOutbox(pool, cutoff, relay ? exchange : undefined)
       .then((removed) => {
         if (removed > 0) logger.info({ removed, retentionHours }, 'removed events past their retention');
       })
-      .catch((error: unknown) => logger.warn({ err: error }, 'removing old events failed'));
+      .catch((error: unknown) => logger.warn({ err: error }, 'removing old events failed'))
+      .finally(() => {
+        pruning = false;
+      });
   };
   const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
   pruneTimer.unref();

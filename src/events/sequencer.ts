@@ -5,6 +5,7 @@ import { transactionParticipants, withTransaction } from '../db/tx.js';
 import { outsideAnyTrace } from '../tracing/context.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
+import { OutboxRoom } from './retention.js';
 import { selectSequencerProbe, sequenceCommittedEvents } from './sql.js';
 
 const EVENTS_PER_RUN = 5000;
@@ -26,6 +27,7 @@ export class Sequencer {
   // This process committed events since the last run began: that run needs no probe to know some wait.
   private committed = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly room: OutboxRoom;
   private readonly onCommitted = (): void => {
     this.committed = true;
     this.kick();
@@ -35,7 +37,9 @@ export class Sequencer {
     private readonly pool: pg.Pool,
     private readonly signal: FeedSignal,
     private readonly logger: Logger,
+    partitionSize: number,
   ) {
+    this.room = new OutboxRoom(pool, partitionSize, Math.max(partitionSize, EVENTS_PER_RUN));
     outboxSignal.on('committed', this.onCommitted);
     this.timer = setInterval(() => this.kick(), POLL_MS);
     this.timer.unref();
@@ -71,6 +75,7 @@ export class Sequencer {
         if (!probe.pending) return;
       }
       for (;;) {
+        await this.makeRoom();
         const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
           sequenceCommittedEvents(tx, EVENTS_PER_RUN),
         );
@@ -80,6 +85,15 @@ export class Sequencer {
     } catch (error) {
       // The next poll tries again; a database that is down is reported by the health check, not here.
       this.logger.debug({ err: error }, 'numbering events failed; retrying at the next poll');
+    }
+  }
+
+  /** Parts for the next positions (migration 0014); without them numbering still works, in the default part. */
+  private async makeRoom(): Promise<void> {
+    try {
+      await this.room.makeRoom(this.signal.head);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'creating the next parts of the outbox failed; retrying at the next run');
     }
   }
 

@@ -98,34 +98,6 @@ export async function selectSequencerProbe(db: Queryable): Promise<{ sequencedTh
 }
 
 /**
- * Removes the events committed before `cutoff` and records how far the feed is pruned. With a relay, never one
- * it has not published to `relayExchange` (nothing at all before it first ran). Walks positions from the oldest
- * kept: the first event younger than the cutoff bounds the deletion, so nothing younger is removed even where
- * commit times and positions disagree slightly.
- */
-export async function pruneEvents(tx: Tx, cutoff: Date, relayExchange: string | undefined): Promise<number> {
-  await tx.query({ name: 'lock-feed-state', text: 'SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE' });
-  const result = await tx.query<{ removed: number }>(
-    `WITH state AS (SELECT pruned_through, sequenced_through FROM event_feed_state WHERE id = 1),
-          bound AS (
-            SELECT LEAST(
-                     COALESCE((SELECT min(position) - 1 FROM event_outbox
-                                WHERE position > (SELECT pruned_through FROM state) AND occurred_at >= $1),
-                              (SELECT sequenced_through FROM state)),
-                     CASE WHEN $2::text IS NULL THEN (SELECT sequenced_through FROM state)
-                          ELSE COALESCE((SELECT published_through FROM event_relay_state WHERE exchange = $2),
-                                        (SELECT pruned_through FROM state)) END) AS through),
-          removed AS (
-            DELETE FROM event_outbox WHERE position <= (SELECT through FROM bound) RETURNING 1)
-     UPDATE event_feed_state SET pruned_through = GREATEST(pruned_through, (SELECT through FROM bound))
-      WHERE id = 1
-     RETURNING (SELECT count(*) FROM removed)::int AS removed`,
-    [cutoff, relayExchange ?? null],
-  );
-  return result.rows[0]!.removed;
-}
-
-/**
  * Takes or renews the lease to publish to `exchange` for `owner`; answers how far it has been published, or
  * undefined while another instance holds a lease that has not run out.
  */

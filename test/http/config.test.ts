@@ -50,7 +50,12 @@ describe('loadConfig defaults (D26)', () => {
   });
 
   it('publishes no events without AMQP_URL, names the exchange inventory, and keeps events a week (D28, D29)', () => {
-    expect(loadConfig({}).events).toStrictEqual({ amqpUrl: undefined, exchange: 'inventory', retentionHours: 168 });
+    expect(loadConfig({}).events).toStrictEqual({
+      amqpUrl: undefined,
+      exchange: 'inventory',
+      retentionHours: 168,
+      partitionSize: 1_000_000,
+    });
   });
 
   it('reads the event settings', () => {
@@ -58,11 +63,21 @@ describe('loadConfig defaults (D26)', () => {
       AMQP_URL: 'amqps://user:secret@broker.example:5671/vhost',
       AMQP_EXCHANGE: 'wms.inventory',
       EVENTS_RETENTION_HOURS: '24',
+      EVENTS_PARTITION_SIZE: '50000',
     });
     expect(config.events).toStrictEqual({
       amqpUrl: 'amqps://user:secret@broker.example:5671/vhost',
       exchange: 'wms.inventory',
       retentionHours: 24,
+      partitionSize: 50_000,
+    });
+  });
+
+  it('keeps the ledger for ever and ended reservations 90 days unless told otherwise (D34)', () => {
+    expect(loadConfig({}).history).toStrictEqual({ ledgerRetentionMonths: undefined, reservationRetentionDays: 90 });
+    expect(loadConfig({ LEDGER_RETENTION_MONTHS: '24', RESERVATION_RETENTION_DAYS: '30' }).history).toStrictEqual({
+      ledgerRetentionMonths: 24,
+      reservationRetentionDays: 30,
     });
   });
 
@@ -209,6 +224,11 @@ describe('loadConfig refusals (D26)', () => {
     ['AMQP_EXCHANGE', 'bad name'],
     ['EVENTS_RETENTION_HOURS', '0'],
     ['EVENTS_RETENTION_HOURS', 'a week'],
+    ['EVENTS_PARTITION_SIZE', '999'],
+    ['LEDGER_RETENTION_MONTHS', '0'],
+    ['LEDGER_RETENTION_MONTHS', 'a year'],
+    ['RESERVATION_RETENTION_DAYS', '0'],
+    ['EVENTS_PARTITION_SIZE', 'large'],
     ['STREAM_MAX_CONCURRENT', '0'],
     ['STREAM_MAX_CONCURRENT', '2.5'],
     ['STREAM_MAX_CONCURRENT', 'many'],

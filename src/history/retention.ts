@@ -1,0 +1,84 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { withTransaction } from '../db/tx.js';
+import {
+  createLedgerMonths,
+  deleteEndedReservations,
+  dropLedgerPart,
+  listLedgerParts,
+  selectRetentionStart,
+} from './sql.js';
+
+const RUN_EVERY_MS = 60 * 60_000;
+// Parts exist this many months past the current one: an instance that stops for less never finds a month missing.
+const MONTHS_AHEAD = 2;
+const RESERVATIONS_PER_STATEMENT = 10_000;
+
+export interface HistorySettings {
+  /** Unset: the ledger is kept for ever. */
+  readonly ledgerRetentionMonths: number | undefined;
+  readonly reservationRetentionDays: number;
+}
+
+/**
+ * D34: the ledger's months ahead of time, and the history past retention removed: months of the ledger dropped
+ * whole, ended reservations deleted in slices. Runs at start and every hour, one run at a time per process; several
+ * instances may run together (the parts are created under a lock, and a month already dropped is not found again).
+ */
+export class HistoryRetention {
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: HistorySettings,
+    private readonly logger: Logger,
+  ) {
+    this.timer = setInterval(() => void this.run(), RUN_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** One run now (the service awaits the first before it serves, so the current month's part exists). */
+  run(): Promise<void> {
+    this.running ??= this.runOnce()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'keeping the history failed; retrying in an hour'))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  private async runOnce(): Promise<void> {
+    const created = await withTransaction(this.pool, (tx) => createLedgerMonths(tx, MONTHS_AHEAD));
+    if (created.length > 0) this.logger.info({ parts: created }, 'created the ledger parts of the next months');
+    const { ledgerRetentionMonths, reservationRetentionDays } = this.settings;
+    if (ledgerRetentionMonths !== undefined) await this.dropLedgerMonths(ledgerRetentionMonths);
+    await this.deleteEndedReservations(reservationRetentionDays);
+  }
+
+  private async dropLedgerMonths(months: number): Promise<void> {
+    const keptSince = await selectRetentionStart(this.pool, months);
+    for (const part of await listLedgerParts(this.pool)) {
+      if (part.to > keptSince || this.stopped) break;
+      await withTransaction(this.pool, (tx) => dropLedgerPart(tx, part));
+      this.logger.info({ part: part.name, keptSince: part.to }, 'dropped a month of the ledger past its retention');
+    }
+  }
+
+  private async deleteEndedReservations(days: number): Promise<void> {
+    const endedBefore = new Date(Date.now() - days * 86_400_000);
+    let deleted = 0;
+    for (let batch = RESERVATIONS_PER_STATEMENT; batch === RESERVATIONS_PER_STATEMENT && !this.stopped;) {
+      batch = await deleteEndedReservations(this.pool, endedBefore, RESERVATIONS_PER_STATEMENT);
+      deleted += batch;
+    }
+    if (deleted > 0) this.logger.info({ deleted, days }, 'deleted reservations ended past their retention');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
