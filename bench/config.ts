@@ -16,6 +16,8 @@ export interface BenchConfig {
   readonly streamProducts: number;
   /** Products in the larger streamed NDJSON import of scenario 7 (the smaller is 100,000). */
   readonly importProducts: number;
+  /** Units in the streamed NDJSON stock intake of scenario 14 (100 per TransportUnit). */
+  readonly intakeUnits: number;
   /** Seconds per measured load run (scenarios 1, 2, 4). */
   readonly duration: number;
   /** Seconds of the mixed workload (scenario 6). */
@@ -48,6 +50,7 @@ export const DEFAULTS = {
   allocationUnits: 10_000,
   streamProducts: 1_000_000,
   importProducts: 1_000_000,
+  intakeUnits: 1_000_000,
   duration: 10,
   mixedDuration: 30,
   warmup: 2,
@@ -74,6 +77,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
     name: 'BENCH_IMPORT_PRODUCTS',
     meaning: 'products in the larger streamed NDJSON import of scenario 7 (the smaller is 100,000)',
   },
+  intakeUnits: {
+    name: 'BENCH_INTAKE_UNITS',
+    meaning: 'units in the streamed NDJSON stock intake of scenario 14 (100 per TransportUnit)',
+  },
   duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
   mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenarios 6 and 8)' },
   warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
@@ -86,9 +93,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * The scenarios there are: 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12);
  * 10 is scenario 1 on WEB_CONCURRENCY=2 workers (issue 14); 11 is scenario 1 with and without a read replica, on a
  * PostgreSQL 15 primary and replica of its own (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1
- * and 4 with tracing on and off (issue 28); 15 is 1,000 idle Server-Sent Event streams (issue 27).
+ * and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event
+ * streams (issue 27).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15];
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -114,7 +122,7 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 15 is 1,000 idle Server-Sent Event streams (issue 27)',
+      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27)',
   },
   {
     name: 'BENCH_AMQP_URL',

@@ -25,6 +25,7 @@ import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
 import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock-levels.js';
 import { tracingCost } from './scenario-13-tracing.js';
 import { eventStreams } from './scenario-15-event-streams.js';
+import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -53,6 +54,7 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
       unitQuantity: 10,
     });
   }
+  if (wants(config, 14)) await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
   if (wants(config, 4, 13)) {
     const { products, shape } = allocationStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
@@ -139,6 +141,7 @@ async function main(): Promise<number> {
     [5, () => streamProducts(ctx)],
     [3, () => bulkCreate(ctx)],
     [7, () => streamedImport(ctx)],
+    [14, () => stockIntake(ctx)],
     [9, () => eventsBulk(ctx)],
     [15, () => eventStreams(ctx)],
   ];

@@ -20,20 +20,28 @@ const WARMUP_PRODUCTS = 2_000;
 /** Lines per piece handed to the socket: one string per line would cost the generator more than the service. */
 const LINES_PER_PIECE = 500;
 
-/** The NDJSON lines a client streams: the same columns scenario 3 sends and the raw COPY writes. */
-function* ndjsonPieces(prefix: string, count: number): Generator<string> {
+/** Lines 1…count as `lineOf` writes them, handed on in pieces of LINES_PER_PIECE. */
+export function* piecesOf(count: number, lineOf: (n: number) => string): Generator<string> {
   let piece = '';
   for (let n = 1; n <= count; n++) {
-    const product = productFields(prefix, n);
-    piece +=
-      `{"sku":${JSON.stringify(product.sku)},"label":${JSON.stringify(product.label)},` +
-      `"description":${JSON.stringify(product.description)},` +
-      `"baseUnit":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":1},"stockZone":"A"}\n`;
+    piece += lineOf(n);
     if (n % LINES_PER_PIECE === 0 || n === count) {
       yield piece;
       piece = '';
     }
   }
+}
+
+/** The NDJSON lines a client streams: the same columns scenario 3 sends and the raw COPY writes. */
+function ndjsonPieces(prefix: string, count: number): Generator<string> {
+  return piecesOf(count, (n) => {
+    const product = productFields(prefix, n);
+    return (
+      `{"sku":${JSON.stringify(product.sku)},"label":${JSON.stringify(product.label)},` +
+      `"description":${JSON.stringify(product.description)},` +
+      `"baseUnit":{"unitType":["org.openwms.core.units.api.PieceUnit","PC"],"magnitude":1},"stockZone":"A"}\n`
+    );
+  });
 }
 
 interface ImportRun {
@@ -44,14 +52,19 @@ interface ImportRun {
   readonly events: number;
 }
 
-/** One NDJSON POST of `count` products generated while they are sent, timed to the end of the answer. */
-async function postImport(ctx: BenchContext, prefix: string, count: number, requestId: string): Promise<ImportRun> {
+/** One NDJSON POST of `pieces` to `path`, generated while they are sent, timed to the end of the answer. */
+export async function postNdjson(
+  ctx: BenchContext,
+  path: string,
+  pieces: Iterable<string>,
+  requestId: string,
+): Promise<{ ms: number; rssMb: number; cpu: CpuShare | undefined; events: number }> {
   const pid = ctx.service.process.pid;
   const sampling = sampleRss(pid, 50);
   const cpuWatch = watchCpu(pid);
   const started = performance.now();
   const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = http.request(`${ctx.service.baseUrl}/v1/products`, {
+    const request = http.request(`${ctx.service.baseUrl}${path}`, {
       method: 'POST',
       headers: {
         authorization: ctx.authorization,
@@ -66,41 +79,45 @@ async function postImport(ctx: BenchContext, prefix: string, count: number, requ
       response.setEncoding('utf8').on('data', (piece: string) => (body += piece));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
     });
-    pipeline(Readable.from(ndjsonPieces(prefix, count)), request).catch(reject);
+    pipeline(Readable.from(pieces), request).catch(reject);
   });
   const ms = performance.now() - started;
   const rssMb = sampling.stop();
   const cpu = cpuWatch.stop();
-  if (answer.status !== 201) throw new Error(`NDJSON POST answered ${answer.status}: ${answer.body.slice(0, 500)}`);
-  return { count, ms, rssMb, cpu, events: await outboxEventsOf(ctx.db.pool, requestId) };
+  if (answer.status !== 201)
+    throw new Error(`NDJSON POST ${path} answered ${answer.status}: ${answer.body.slice(0, 500)}`);
+  return { ms, rssMb, cpu, events: await outboxEventsOf(ctx.db.pool, requestId) };
 }
 
-/** The same rows in COPY's text format, straight into the product table: what a hand-written loader gets. */
-async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<number> {
+async function postImport(ctx: BenchContext, prefix: string, count: number, requestId: string): Promise<ImportRun> {
+  return { count, ...(await postNdjson(ctx, '/v1/products', ndjsonPieces(prefix, count), requestId)) };
+}
+
+/** Runs `statement` (a COPY FROM STDIN) with `rows` in one transaction; answers the milliseconds it took. */
+export async function timedCopy(pool: pg.Pool, statement: string, rows: Iterable<string>): Promise<number> {
   const client = await pool.connect();
   try {
     const started = performance.now();
     await client.query('BEGIN');
-    const copy = client.query(
-      copyFrom('COPY product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone) FROM STDIN'),
-    );
-    function* rows(): Generator<string> {
-      let piece = '';
-      for (let n = 1; n <= count; n++) {
-        const product = productFields(prefix, n);
-        piece += `${product.sku}\t${product.label}\t${product.description}\t1\tPC\tA\n`;
-        if (n % LINES_PER_PIECE === 0 || n === count) {
-          yield piece;
-          piece = '';
-        }
-      }
-    }
-    await pipeline(Readable.from(rows()), copy);
+    await pipeline(Readable.from(rows), client.query(copyFrom(statement)));
     await client.query('COMMIT');
     return performance.now() - started;
   } finally {
     client.release();
   }
+}
+
+/** The same rows in COPY's text format, straight into the product table: what a hand-written loader gets. */
+function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<number> {
+  const rows = piecesOf(count, (n) => {
+    const product = productFields(prefix, n);
+    return `${product.sku}\t${product.label}\t${product.description}\t1\tPC\tA\n`;
+  });
+  return timedCopy(
+    pool,
+    'COPY product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone) FROM STDIN',
+    rows,
+  );
 }
 
 /**

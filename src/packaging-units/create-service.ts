@@ -36,18 +36,16 @@ async function productsOf(
   return products;
 }
 
-function unitValues(
-  item: NewPackagingUnit,
-  productId: number,
-  holder: { loadUnitId: number | null; locationId: number | null },
-): PackagingUnitValues {
+/** What a new unit stores of what the client sent, besides its Product and holder. */
+export type SentUnitFields = Omit<
+  PackagingUnitValues,
+  'productId' | 'loadUnitId' | 'locationId' | 'parentId' | 'state' | 'messageNo' | 'messageText'
+>;
+
+export function sentUnitFields(item: NewPackagingUnit): SentUnitFields {
   return {
-    productId,
     qtyMagnitude: item.quantity.magnitude.toString(),
     qtyCode: item.quantity.unitCode,
-    ...holder,
-    parentId: null,
-    state: 'AVAILABLE',
     dimension: jsonTextOrNull(item.dimension),
     weightMagnitude: item.weight?.magnitude.toString() ?? null,
     weightCode: item.weight?.unitCode ?? null,
@@ -57,6 +55,20 @@ function unitValues(
     expiresAt: item.expiresAt ?? null,
     labels: jsonTextOrNull(item.labels),
     details: jsonTextOrNull(item.details),
+  };
+}
+
+function unitValues(
+  item: NewPackagingUnit,
+  productId: number,
+  holder: { loadUnitId: number | null; locationId: number | null },
+): PackagingUnitValues {
+  return {
+    productId,
+    ...sentUnitFields(item),
+    ...holder,
+    parentId: null,
+    state: 'AVAILABLE',
     messageNo: null,
     messageText: null,
   };

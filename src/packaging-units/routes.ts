@@ -2,13 +2,14 @@ import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href } from '../http/links.js';
-import { PACKAGING_UNIT_LIST } from '../http/media-types.js';
-import { sendNoContent } from '../http/respond.js';
+import { JSON_TYPE, NDJSON, PACKAGING_UNIT_LIST } from '../http/media-types.js';
+import { sendJson, sendNoContent } from '../http/respond.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
-import { apiError, noBody } from '../openapi/responses.js';
+import { apiError, noBody, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { deleteOnLocation, reportProblem } from './change-service.js';
 import { createInLoadUnit, createOnLocations } from './create-service.js';
+import { intakeUnits } from './intake.js';
 import {
   findUnitsAtLoadUnitPosition,
   findUnitsInLoadUnit,
@@ -20,6 +21,9 @@ import {
   createInLoadUnitBodySchema,
   createInLoadUnitQuerySchema,
   deleteOnLocationSchema,
+  intakeInLoadUnitSchema,
+  intakeOnLocationSchema,
+  intakeResultSchema,
   loadUnitAddressSchema,
   newPackagingUnitOnLocationSchema,
   newPackagingUnitsSchema,
@@ -28,6 +32,7 @@ import {
   reportProblemSchema,
 } from './schemas.js';
 import { selectUnitsByIds } from './sql.js';
+import { packagingUnitSchema } from './view.js';
 import { actorOf } from './stock.js';
 
 const transportUnitParams = z.object({ transportUnitBK: z.string().min(1) });
@@ -38,7 +43,15 @@ const createdHeaders = {
   Location: { description: 'The first created PackagingUnit', required: true, schema: { type: 'string' } },
 } as const;
 
-export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
+/** The JSON create's list of units, or an NDJSON intake's count (D35), which has no Location. */
+const createdUnits = unitListResponse('The created units; for NDJSON how many were created', PACKAGING_UNIT_LIST);
+const createdOrTakenInResponse = {
+  ...createdUnits,
+  content: { ...createdUnits.content, [JSON_TYPE]: z.union([z.array(packagingUnitSchema), intakeResultSchema]) },
+  headers: { Location: { ...createdHeaders.Location, required: false } },
+};
+
+export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config, imports }) => {
   const loadUnitPath = '/v1/transport-units/:transportUnitBK/load-units/:luPos/packaging-units';
 
   /** D18: 201, Location of the first created unit, the created units as a list. */
@@ -187,10 +200,22 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
   routes.add({
     method: 'POST',
     path: '/v1/packaging-units',
-    consumes: ['json'],
+    consumes: ['json', 'ndjson'],
     bulk: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
+      if (req.is(NDJSON)) {
+        // D35, issue 14: the lines go to the database as they arrive; a retry could not read the body again.
+        const created = await imports.run(req, ({ lines, timeoutMs }) =>
+          withTransaction(
+            pool,
+            (tx) => intakeUnits(tx, lines, { actor: actorOf(req), timeoutMs, mixedAllowed: config.mixedLoadUnits }),
+            { maxAttempts: 1 },
+          ),
+        );
+        sendJson(res, 201, { created });
+        return;
+      }
       const single = isJsonObject(req.body);
       const items = single
         ? [parseInput(newPackagingUnitOnLocationSchema, req.body)]
@@ -202,15 +227,34 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     doc: {
       operationId: 'packaging-units-createonlocation',
       tags,
-      summary: 'Create PackagingUnits lying directly on Locations',
-      request: { body: z.union([newPackagingUnitOnLocationSchema, onLocationList]) },
+      summary: 'Create PackagingUnits lying directly on Locations, or take in stock as NDJSON',
+      description:
+        'As application/x-ndjson (D35) the body is one unit a line, into a LoadUnit (`transportUnitBK`, `luPos`, ' +
+        '`loadUnitType` when it must be created) or onto a Location (`actualLocation.locationId`), streamed into ' +
+        'the database as it arrives (up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): all or nothing, the ' +
+        'checks, ledger rows and events of creating the units one by one, problems of a line named by its number ' +
+        '(`line 3: quantity`), and 201 with how many units were created. It ends when its client does, or its ' +
+        'time: a stall of IMPORT_STALL_TIMEOUT_MS or a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more ' +
+        'than 1000 blank lines in a row a 400.',
+      request: {
+        body: z.union([newPackagingUnitOnLocationSchema, onLocationList]),
+        lines: z.union([intakeInLoadUnitSchema, intakeOnLocationSchema]),
+      },
       responses: {
-        201: unitListResponse('The created units', PACKAGING_UNIT_LIST, createdHeaders),
+        201: createdOrTakenInResponse,
+        400: apiError('NDJSON: a LoadUnit must be created without a loadUnitType, or holds another Product (D17)', [
+          'owms.wms.inv.pu.loadUnitTypeMissing',
+          'owms.wms.inv.lu.alreadyAssigned',
+        ]),
         404: apiError('An unknown SKU or Location', [
           'not.found',
           'owms.wms.inv.loc.idNotExists',
           'owms.wms.inv.loc.erpCodeNotExists',
         ]),
+        503: serverError(
+          'NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT)',
+          { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } },
+        ),
       },
     },
   });

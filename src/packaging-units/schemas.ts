@@ -130,3 +130,23 @@ export const reportProblemSchema = z.object({
   product: productReferenceSchema,
   quantity: positiveQuantitySchema,
 });
+
+/** D35: a line of a stock intake into a LoadUnit, created on the spot (with loadUnitType) as the single create does. */
+export const intakeInLoadUnitSchema = z
+  .object({
+    transportUnitBK: key('Business key of the TransportUnit, registered on the spot when unknown'),
+    luPos: key('Position of the LoadUnit on the TransportUnit'),
+    loadUnitType: keyText().nullish().openapi({ description: 'Type of a LoadUnit created here' }),
+    ...newPackagingUnitSchema.shape,
+  })
+  .openapi('IntakeUnitInLoadUnit');
+
+/** D35: a line of a stock intake lying directly on a Location. */
+export const intakeOnLocationSchema = z
+  .object({
+    ...newPackagingUnitSchema.shape,
+    actualLocation: z.object({ locationId: key('The Location the unit lies on') }),
+  })
+  .openapi('IntakeUnitOnLocation');
+
+export const intakeResultSchema = z.object({ created: z.number().int() }).openapi('IntakeResult');

@@ -1,12 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import type { ByteSize } from '../config.js';
+import { copyFromStdin } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
 import type { ApiError } from '../http/api-error.js';
 import { JsonElements, type JsonElement } from '../http/json-elements.js';
 import { formatIssuePath, InputProblems, isJsonObject } from '../http/validate.js';
 import {
-  copyIntoImportTable,
+  COPY_INTO_IMPORT_TABLE,
   createImportTable,
   importRowOfProduct,
   importRowOfRule,
@@ -127,7 +128,7 @@ export async function createProducts(
   { requestId, timeoutMs }: { readonly requestId: string; readonly timeoutMs: number },
 ): Promise<string | undefined> {
   await createImportTable(tx, 'fail');
-  await pipeline(staged.rows.read(), tx.query(copyIntoImportTable(timeoutMs)));
+  await pipeline(staged.rows.read(), tx.query(copyFromStdin(COPY_INTO_IMPORT_TABLE, timeoutMs)));
   const { pKey } = await storeStagedProducts(
     tx,
     staged,

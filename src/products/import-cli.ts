@@ -5,11 +5,11 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { refuseCommandLine } from '../command-line.js';
-import { CsvToNdjson } from './import-csv.js';
+import { CsvToNdjson, PACKAGING_UNIT_CSV, PRODUCT_CSV } from './import-csv.js';
 import { ImportProgress } from './import-progress.js';
 
 const USAGE = `Usage: node dist/products/import-cli.js [--url URL] [--token TOKEN] [--format ndjson|csv]
-                                         [--on-conflict fail|skip|update] FILE
+                                         [--on-conflict fail|skip|update | --packaging-units] FILE
        npm run --silent import -- [options] FILE
 
 Streams FILE to POST /v1/products of a running service as one all-or-nothing import (application/x-ndjson),
@@ -18,6 +18,9 @@ created, skipped and updated; 1 with the service's error when it refused the imp
 could not be reached; 2 when called the wrong way.
 
   FILE             NDJSON (one Product per line, as POST /v1/products takes them), or CSV with a header row
+  --packaging-units
+                   FILE is a stock intake instead: PackagingUnits, streamed to POST /v1/packaging-units (D35),
+                   one unit a line as that operation takes them
   --url URL        the service's base URL (default: $INVENTORY_URL, else http://127.0.0.1:8080)
   --token TOKEN    a bearer token that may write (default: $TOKEN; npm run -s token prints one)
   --format FORMAT  ndjson or csv (default: csv for a name ending in .csv, else ndjson)
@@ -29,6 +32,10 @@ could not be reached; 2 when called the wrong way.
 CSV columns, by header name in any order (an empty field is an absent one): sku, baseUnitMagnitude and
 baseUnitCode (required), label, accountId, description, availabilityState, classification, group, stockZone,
 overbookingAllowed (true or false), details (a JSON object). Units, dimension and stacking rules need NDJSON.
+
+CSV columns of --packaging-units: sku, quantityMagnitude and quantityCode (required); transportUnitBK, luPos
+and loadUnitType (into a LoadUnit), or locationId (onto a Location); serialNumber, expiresAt, labels (a JSON
+array), weightMagnitude and weightCode, physicalPosition, dimension, distribution and details (JSON objects).
 The service numbers a CSV's records after the header as lines 1, 2, ...
 `;
 
@@ -41,6 +48,8 @@ interface Options {
   readonly url: URL;
   readonly token: string;
   readonly format: 'ndjson' | 'csv';
+  /** A stock intake of PackagingUnits rather than a product import. */
+  readonly packagingUnits: boolean;
 }
 
 const ON_CONFLICT = ['fail', 'skip', 'update'];
@@ -56,6 +65,7 @@ function optionsOf(args: readonly string[]): Options {
         token: { type: 'string' },
         format: { type: 'string' },
         'on-conflict': { type: 'string' },
+        'packaging-units': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -71,18 +81,23 @@ function optionsOf(args: readonly string[]): Options {
   if (extra !== undefined) refuseCommandLine(`Unexpected argument '${extra}'.`, USAGE);
   const format = parsed.values.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
   if (format !== 'ndjson' && format !== 'csv') refuseCommandLine(`Unknown format '${format}'.`, USAGE);
+  const packagingUnits = parsed.values['packaging-units'] ?? false;
+  if (packagingUnits && parsed.values['on-conflict'] !== undefined) {
+    refuseCommandLine('--on-conflict applies to Products, not to --packaging-units.', USAGE);
+  }
   const onConflict = parsed.values['on-conflict'] ?? 'fail';
   if (!ON_CONFLICT.includes(onConflict)) refuseCommandLine(`Unknown --on-conflict '${onConflict}'.`, USAGE);
   const base = parsed.values.url ?? process.env.INVENTORY_URL ?? 'http://127.0.0.1:8080';
   let url: URL;
   try {
-    url = new URL(`v1/products?onConflict=${onConflict}`, base.endsWith('/') ? base : `${base}/`);
+    const target = packagingUnits ? 'v1/packaging-units' : `v1/products?onConflict=${onConflict}`;
+    url = new URL(target, base.endsWith('/') ? base : `${base}/`);
   } catch {
     refuseCommandLine(`'${base}' is no URL.`, USAGE);
   }
   const token = parsed.values.token ?? process.env.TOKEN;
   if (!token) refuseCommandLine('No token: pass --token or set TOKEN.', USAGE);
-  return { file, url, token, format };
+  return { file, url, token, format, packagingUnits };
 }
 
 const count = (value: number): string => Math.round(value).toLocaleString('en-US');
@@ -133,7 +148,7 @@ function errorText(answer: Answer): string {
   return answer.body.trim().slice(0, 2000) || '(no body)';
 }
 
-async function importFile({ file, url, token, format }: Options): Promise<number> {
+async function importFile({ file, url, token, format, packagingUnits }: Options): Promise<number> {
   let size: number;
   try {
     const stat = statSync(file);
@@ -170,7 +185,12 @@ async function importFile({ file, url, token, format }: Options): Promise<number
   // The service may answer before the upload ends (the first invalid line); its answer is what counts.
   const uploading =
     format === 'csv'
-      ? pipeline(source, counted, new CsvToNdjson(() => progress.rows++), request)
+      ? pipeline(
+          source,
+          counted,
+          new CsvToNdjson(packagingUnits ? PACKAGING_UNIT_CSV : PRODUCT_CSV, () => progress.rows++),
+          request,
+        )
       : pipeline(source, counted, request);
   const uploaded = uploading.then(
     () => progress.sent(),
@@ -189,6 +209,13 @@ async function importFile({ file, url, token, format }: Options): Promise<number
   if (answer.status === 200 || answer.status === 201) {
     const seconds = progress.seconds;
     const { created, skipped, updated } = JSON.parse(answer.body) as Record<string, number>;
+    if (packagingUnits) {
+      process.stderr.write(
+        `Took in ${count(created ?? 0)} ${created === 1 ? 'PackagingUnit' : 'PackagingUnits'} in ` +
+          `${seconds.toFixed(1)} s (${count((created ?? 0) / seconds)}/s)\n`,
+      );
+      return 0;
+    }
     process.stderr.write(
       `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s ` +
         `(${count(progress.rows / seconds)}/s): ${created} created, ${skipped} skipped, ${updated} updated\n`,

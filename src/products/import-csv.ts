@@ -2,23 +2,13 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { quantityClassName, unitByCode, unitClassName } from '../units/units.js';
 
-/** The CSV columns the import command reads, each a Product field of the same name but the base unit's two. */
-export const CSV_COLUMNS = [
-  'sku',
-  'label',
-  'accountId',
-  'baseUnitMagnitude',
-  'baseUnitCode',
-  'description',
-  'availabilityState',
-  'classification',
-  'group',
-  'stockZone',
-  'overbookingAllowed',
-  'details',
-] as const;
-
-const REQUIRED_COLUMNS = ['sku', 'baseUnitMagnitude', 'baseUnitCode'] as const;
+/** What the records of a CSV are: its columns, those it must have, and how one record becomes an NDJSON line. */
+export interface CsvLayout {
+  readonly columns: readonly string[];
+  readonly required: readonly string[];
+  /** The record as one NDJSON line (with its line break); `field` answers a column's text, undefined when empty. */
+  lineOf(field: (column: string) => string | undefined): string;
+}
 
 export class CsvError extends Error {
   override readonly name = 'CsvError';
@@ -27,50 +17,127 @@ export class CsvError extends Error {
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
- * A field whose text is no JSON number, no boolean, no JSON object goes as a string: the service then names the
- * record's line and the field, as it does for an NDJSON line.
+ * A field whose text is no JSON number, no boolean, no JSON object (or array) goes as a string: the service then
+ * names the record's line and the field, as it does for an NDJSON line.
  */
-function jsonOf(column: string, text: string): string {
-  switch (column) {
-    case 'baseUnitMagnitude':
-      return JSON_NUMBER.test(text) ? text : JSON.stringify(text);
-    case 'overbookingAllowed':
-      return text === 'true' || text === 'false' ? text : JSON.stringify(text);
-    case 'details':
-      return text.trimStart().startsWith('{') ? text : JSON.stringify(text);
-    default:
-      return JSON.stringify(text);
-  }
+const asNumber = (text: string): string => (JSON_NUMBER.test(text) ? text : JSON.stringify(text));
+const asBoolean = (text: string): string => (text === 'true' || text === 'false' ? text : JSON.stringify(text));
+const asJson = (text: string): string => (/^\s*[{[]/.test(text) ? text : JSON.stringify(text));
+
+/** A D2 quantity of a magnitude and a unit code, either possibly missing (the service then names what is). */
+function quantityJson(magnitude: string | undefined, code: string | undefined): string {
+  const kind = unitByCode(code ?? '')?.kind ?? 'Piece';
+  const unitType = JSON.stringify([unitClassName(kind), code ?? '']);
+  const head = `{"@class":${JSON.stringify(quantityClassName(kind))},"unitType":${unitType}`;
+  return `${head}${magnitude === undefined ? '' : `,"magnitude":${asNumber(magnitude)}`}}`;
 }
 
-/** One record as an NDJSON line: empty fields are left out, the base unit becomes the D2 quantity. */
-function productLine(header: readonly string[], record: readonly string[]): string {
-  const fields: string[] = [];
-  let magnitude: string | undefined;
-  let code: string | undefined;
-  header.forEach((column, index) => {
-    const text = record[index] ?? '';
-    if (text === '') return;
-    if (column === 'baseUnitMagnitude') magnitude = jsonOf(column, text);
-    else if (column === 'baseUnitCode') code = text;
-    else fields.push(`${JSON.stringify(column)}:${jsonOf(column, text)}`);
+/** The JSON members of the columns given that the record fills, each written by its function. */
+function members(
+  field: (column: string) => string | undefined,
+  columns: Readonly<Record<string, (text: string) => string>>,
+): string[] {
+  return Object.entries(columns).flatMap(([column, write]) => {
+    const text = field(column);
+    return text === undefined ? [] : [`${JSON.stringify(column)}:${write(text)}`];
   });
-  if (magnitude !== undefined || code !== undefined) {
-    const kind = unitByCode(code ?? '')?.kind ?? 'Piece';
-    const unitType = JSON.stringify([unitClassName(kind), code ?? '']);
-    const quantity = `{"@class":${JSON.stringify(quantityClassName(kind))},"unitType":${unitType}`;
-    fields.splice(1, 0, `"baseUnit":${quantity}${magnitude === undefined ? '' : `,"magnitude":${magnitude}`}}`);
-  }
-  return `{${fields.join(',')}}\n`;
 }
 
-function checkHeader(header: readonly string[]): void {
-  const known: readonly string[] = CSV_COLUMNS;
-  const unknown = header.filter((column) => !known.includes(column));
+/** Products: each column is the Product field of its name, but the base unit's two. */
+export const PRODUCT_CSV: CsvLayout = {
+  columns: [
+    'sku',
+    'label',
+    'accountId',
+    'baseUnitMagnitude',
+    'baseUnitCode',
+    'description',
+    'availabilityState',
+    'classification',
+    'group',
+    'stockZone',
+    'overbookingAllowed',
+    'details',
+  ],
+  required: ['sku', 'baseUnitMagnitude', 'baseUnitCode'],
+  lineOf(field) {
+    const text = JSON.stringify;
+    const fields = members(field, { sku: text });
+    const [magnitude, code] = [field('baseUnitMagnitude'), field('baseUnitCode')];
+    if (magnitude !== undefined || code !== undefined) fields.push(`"baseUnit":${quantityJson(magnitude, code)}`);
+    fields.push(
+      ...members(field, {
+        label: text,
+        accountId: text,
+        description: text,
+        availabilityState: text,
+        classification: text,
+        group: text,
+        stockZone: text,
+        overbookingAllowed: asBoolean,
+        details: asJson,
+      }),
+    );
+    return `{${fields.join(',')}}\n`;
+  },
+};
+
+/**
+ * PackagingUnits of a stock intake (D35): into the LoadUnit at transportUnitBK and luPos (loadUnitType where it is
+ * created), or onto the Location locationId; the Product by sku, the quantity and weight each by magnitude and
+ * unit code; labels a JSON array, dimension, distribution and details JSON objects; the rest as named.
+ */
+export const PACKAGING_UNIT_CSV: CsvLayout = {
+  columns: [
+    'transportUnitBK',
+    'luPos',
+    'loadUnitType',
+    'locationId',
+    'sku',
+    'quantityMagnitude',
+    'quantityCode',
+    'serialNumber',
+    'expiresAt',
+    'labels',
+    'weightMagnitude',
+    'weightCode',
+    'physicalPosition',
+    'dimension',
+    'distribution',
+    'details',
+  ],
+  required: ['sku', 'quantityMagnitude', 'quantityCode'],
+  lineOf(field) {
+    const text = JSON.stringify;
+    const fields = members(field, { transportUnitBK: text, luPos: text, loadUnitType: text });
+    const locationId = field('locationId');
+    if (locationId !== undefined) fields.push(`"actualLocation":{"locationId":${text(locationId)}}`);
+    const sku = field('sku');
+    if (sku !== undefined) fields.push(`"product":{"sku":${text(sku)}}`);
+    fields.push(`"quantity":${quantityJson(field('quantityMagnitude'), field('quantityCode'))}`);
+    const [weight, weightCode] = [field('weightMagnitude'), field('weightCode')];
+    if (weight !== undefined || weightCode !== undefined) fields.push(`"weight":${quantityJson(weight, weightCode)}`);
+    fields.push(
+      ...members(field, {
+        serialNumber: text,
+        expiresAt: text,
+        labels: asJson,
+        physicalPosition: text,
+        dimension: asJson,
+        distribution: asJson,
+        details: asJson,
+      }),
+    );
+    return `{${fields.join(',')}}\n`;
+  },
+};
+
+function checkHeader(layout: CsvLayout, header: readonly string[]): void {
+  const unknown = header.filter((column) => !layout.columns.includes(column));
   if (unknown.length > 0) {
-    throw new CsvError(`unknown CSV column ${unknown.join(', ')}; the columns are ${CSV_COLUMNS.join(', ')}`);
+    throw new CsvError(`unknown CSV column ${unknown.join(', ')}; the columns are ${layout.columns.join(', ')}`);
   }
-  const missing = REQUIRED_COLUMNS.filter((column) => !header.includes(column));
+  const missing = layout.required.filter((column) => !header.includes(column));
   if (missing.length > 0) throw new CsvError(`the CSV header lacks the column ${missing.join(', ')}`);
   const repeated = header.find((column, index) => header.indexOf(column) !== index);
   if (repeated !== undefined) throw new CsvError(`the CSV header names ${repeated} twice`);
@@ -78,7 +145,7 @@ function checkHeader(header: readonly string[]): void {
 
 /**
  * CSV (RFC 4180: a header row, comma-separated, fields quoted with `"` where they hold commas, quotes or line
- * breaks) in, one NDJSON Product line per record out, as the bytes arrive. A blank line is skipped. `onRecord`
+ * breaks) in, one NDJSON line per record out (as `layout` makes it), as the bytes arrive. A blank line is skipped. `onRecord`
  * counts the records for the progress line.
  */
 export class CsvToNdjson extends Transform {
@@ -91,7 +158,10 @@ export class CsvToNdjson extends Transform {
   private inQuotes = false;
   private quoteSeen = false;
 
-  constructor(private readonly onRecord: () => void = () => undefined) {
+  constructor(
+    private readonly layout: CsvLayout,
+    private readonly onRecord: () => void = () => undefined,
+  ) {
     super({ readableObjectMode: false });
   }
 
@@ -168,10 +238,14 @@ export class CsvToNdjson extends Transform {
     if (record.length === 1 && record[0] === '') return '';
     if (!this.header) {
       this.header = record.map((column) => column.trim());
-      checkHeader(this.header);
+      checkHeader(this.layout, this.header);
       return '';
     }
     this.onRecord();
-    return productLine(this.header, record);
+    const header = this.header;
+    return this.layout.lineOf((column) => {
+      const text = record[header.indexOf(column)];
+      return text === undefined || text === '' ? undefined : text;
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
+import { copyRow } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
 import { activeTraceparent } from '../tracing/context.js';
 import type { ProductUnitValues, ProductValues, StackingRuleValues } from './sql.js';
@@ -28,32 +28,10 @@ export async function analyzeImportTable(tx: Tx): Promise<void> {
 }
 
 /** The COPY that fills the staging table; rows are written with the importRow* functions below. */
-export function copyIntoImportTable(timeoutMs: number): CopyStreamQuery {
-  const copy = copyFrom(
-    `COPY product_import (kind, line, position, sku, label, account_id, code, magnitude, unit_code, description,
-                          availability_state, classification, product_group, stock_zone, overbooking_allowed,
-                          dimension, details, no_products, allowed_sku)
-     FROM STDIN`,
-  );
-  // pg reads its client-side timeout from the query; the pool's (DB_STATEMENT_TIMEOUT_MS) would end a long upload.
-  return Object.assign(copy, { query_timeout: timeoutMs });
-}
-
-type CopyValue = string | number | boolean | null;
-
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/** One line of COPY's text format: tab-separated, `\N` for NULL, backslash and line breaks escaped. */
-function copyRow(values: readonly CopyValue[]): string {
-  let row = '';
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    if (index > 0) row += '\t';
-    row +=
-      value === null || value === undefined ? '\\N' : String(value).replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!);
-  }
-  return `${row}\n`;
-}
+export const COPY_INTO_IMPORT_TABLE = `COPY product_import (kind, line, position, sku, label, account_id, code, magnitude,
+                                   unit_code, description, availability_state, classification, product_group,
+                                   stock_zone, overbooking_allowed, dimension, details, no_products, allowed_sku)
+     FROM STDIN`;
 
 export function importRowOfProduct(line: number, product: ProductValues): string {
   return copyRow([

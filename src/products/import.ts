@@ -1,16 +1,13 @@
-import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
+import { copyLines } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
 import { validationError } from '../http/api-error.js';
 import type { BodyLine } from '../http/body.js';
-import { unreadableBody } from '../http/server-error.js';
-import { isJsonObject, parseInput } from '../http/validate.js';
-import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
+import { parseLineInput, parseLineObject } from '../http/ndjson-line.js';
 import { appendImportedProductEvents } from './events.js';
 import {
   analyzeImportTable,
   conflictingImportedSkus,
-  copyIntoImportTable,
+  COPY_INTO_IMPORT_TABLE,
   createImportTable,
   importedRulesToStore,
   importOutcomes,
@@ -31,8 +28,6 @@ import { productCreateSchema, type ProductInput } from './schemas.js';
 import { productValues, ruleValues, unitValues } from './service.js';
 import { isSkuTaken } from './sql.js';
 
-/** COPY rows are handed over in pieces of about this many characters, not one small message per row. */
-const COPY_PIECE_CHARS = 256 * 1024;
 /** An import of millions could name millions of problems; its 400 and 409 name the first ones. */
 export const MAX_REPORTED = 100;
 
@@ -41,22 +36,7 @@ export const MAX_REPORTED = 100;
  * the schema); every problem names the line.
  */
 export function parseProductLine(line: BodyLine): ProductInput {
-  const where = `line ${line.number}`;
-  let parsed: unknown;
-  try {
-    parsed = parseJson(line.text);
-  } catch (error) {
-    throw unreadableBody(`${where}: malformed JSON (${(error as Error).message})`);
-  }
-  if (escapesLoneSurrogate(line.text, parsed)) {
-    throw unreadableBody(`${where}: a string holds a lone UTF-16 surrogate, which is no character`);
-  }
-  const repeatedKey = firstRepeatedKey(line.text);
-  if (repeatedKey !== undefined) {
-    throw unreadableBody(`${where}: an object names the key ${JSON.stringify(repeatedKey)} more than once`);
-  }
-  if (!isJsonObject(parsed)) throw validationError([{ path: where, message: 'must be a Product object' }]);
-  return parseInput(productCreateSchema, parsed, where, `${where}: `);
+  return parseLineInput(productCreateSchema, parseLineObject(line, 'a Product object'), line);
 }
 
 export interface ImportOptions {
@@ -79,38 +59,20 @@ export interface ImportResult {
  * Copies the products of the lines into the staging table as the lines arrive; the first invalid line ends the
  * COPY (CopyFail) and the request. Answers how many products and how many stacking rules were sent.
  */
-async function copyLines(tx: Tx, lines: AsyncIterable<BodyLine>, timeoutMs: number): Promise<[number, number]> {
-  const copy = tx.query(copyIntoImportTable(timeoutMs));
-  // An error of the COPY itself surfaces through `drain` or `finished`; unheard, the event would end the process.
-  copy.on('error', () => undefined);
+async function copyProductLines(tx: Tx, lines: AsyncIterable<BodyLine>, timeoutMs: number): Promise<[number, number]> {
   let products = 0;
   let rules = 0;
-  try {
-    let piece = '';
-    for await (const line of lines) {
-      const product = parseProductLine(line);
-      products++;
-      piece += importRowOfProduct(line.number, productValues(product));
-      for (const unit of unitValues(product)) piece += importRowOfUnit(line.number, unit);
-      for (const rule of ruleValues(product)) {
-        rules++;
-        piece += importRowOfRule(line.number, rule);
-      }
-      if (piece.length >= COPY_PIECE_CHARS) {
-        const flowing = copy.write(piece);
-        piece = '';
-        if (!flowing) await once(copy, 'drain');
-      }
+  await copyLines(tx, COPY_INTO_IMPORT_TABLE, timeoutMs, lines, (line) => {
+    const product = parseProductLine(line);
+    products++;
+    let rows = importRowOfProduct(line.number, productValues(product));
+    for (const unit of unitValues(product)) rows += importRowOfUnit(line.number, unit);
+    for (const rule of ruleValues(product)) {
+      rules++;
+      rows += importRowOfRule(line.number, rule);
     }
-    if (piece !== '') copy.write(piece);
-    copy.end();
-    await finished(copy);
-  } catch (error) {
-    // CopyFail: the server discards the rows, and the connection is ready for the ROLLBACK once it has answered.
-    copy.destroy();
-    await finished(copy).catch(() => undefined);
-    throw error;
-  }
+    return rows;
+  });
   return [products, rules];
 }
 
@@ -167,7 +129,7 @@ export async function importProducts(
 ): Promise<ImportResult> {
   await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
   await createImportTable(tx, onConflict);
-  const [products, rules] = await copyLines(tx, lines, timeoutMs);
+  const [products, rules] = await copyProductLines(tx, lines, timeoutMs);
   if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);
   return storeStagedProducts(
     tx,

@@ -1,13 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, aQuantity, uniqueSku, type Json } from '../support/builders.js';
-import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
-import { runCommand, type CommandOutcome } from '../support/command.js';
+import { PROJECT_ROOT } from '../support/service-process.js';
+import { runCommand, useImportCommand, type CommandOutcome } from '../support/command.js';
 import { bearer } from '../support/tokens.js';
 import { rowCounts } from './product-api.js';
 
@@ -15,31 +12,11 @@ import { rowCounts } from './product-api.js';
 const IMPORT_CLI = path.join(PROJECT_ROOT, 'dist', 'products', 'import-cli.js');
 
 const ctx = useTestApp();
-let server: http.Server;
-let url: string;
-let workDir: string;
-
-beforeAll(async () => {
-  await ensureBuilt();
-  server = http.createServer(ctx.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  workDir = await mkdtemp(path.join(os.tmpdir(), 'inventory-import-'));
-}, 180_000);
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await rm(workDir, { recursive: true, force: true });
-});
+const command = useImportCommand(() => ctx.app);
+const givenFile = command.givenFile;
 
 function runImport(args: readonly string[], environment: Record<string, string> = {}): Promise<CommandOutcome> {
   return runCommand([IMPORT_CLI, ...args], environment);
-}
-
-async function givenFile(name: string, text: string): Promise<string> {
-  const file = path.join(workDir, name);
-  await writeFile(file, text);
-  return file;
 }
 
 async function stored(sku: string): Promise<Json> {
@@ -59,7 +36,7 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
     const products = [aProduct({ label: 'one' }), aProduct(), aProduct({ baseUnit: aQuantity(2.5, 'KG') })];
     const file = await givenFile('three.ndjson', products.map((product) => `${JSON.stringify(product)}\n`).join(''));
 
-    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+    const outcome = await runImport(['--url', command.url, file], { TOKEN: token() });
 
     expect(outcome.stderr).toMatch(
       /^Imported 3 Products in \d+\.\d s \([\d,]+\/s\): 3 created, 0 skipped, 0 updated\n$/,
@@ -78,7 +55,7 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
         `\n${second},1,PC,,,,,second\n`,
     );
 
-    const outcome = await runImport(['--url', url, '--token', token(), file]);
+    const outcome = await runImport(['--url', command.url, '--token', token(), file]);
 
     expect(outcome.stderr).toMatch(/^Imported 2 Products in /);
     expect(outcome.code).toBe(0);
@@ -102,7 +79,7 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
       `sku,baseUnitMagnitude,baseUnitCode,stockZone\n${uniqueSku()},1,PC,A\n${uniqueSku()},1,PC,Z\n`,
     );
 
-    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+    const outcome = await runImport(['--url', command.url, file], { TOKEN: token() });
 
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toBe(
@@ -117,11 +94,11 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
     const csv = (label: string): string =>
       `sku,baseUnitMagnitude,baseUnitCode,label\n${kept},1,PC,same\n${changed},1,PC,${label}\n`;
     const file = await givenFile('rerun.csv', csv('before'));
-    expect((await runImport(['--url', url, file], { TOKEN: token() })).code).toBe(0);
+    expect((await runImport(['--url', command.url, file], { TOKEN: token() })).code).toBe(0);
 
-    const skipped = await runImport(['--url', url, '--on-conflict', 'skip', file], { TOKEN: token() });
+    const skipped = await runImport(['--url', command.url, '--on-conflict', 'skip', file], { TOKEN: token() });
     await writeFile(file, csv('after'));
-    const updated = await runImport(['--url', url, '--on-conflict', 'update', file], { TOKEN: token() });
+    const updated = await runImport(['--url', command.url, '--on-conflict', 'update', file], { TOKEN: token() });
 
     expect(skipped.stderr).toMatch(/^Imported 2 Products in .*: 0 created, 2 skipped, 0 updated\n$/);
     expect(skipped.code).toBe(0);
@@ -141,7 +118,7 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
   it('exits 1 naming the column when a CSV header has a column that is no Product field', async () => {
     const file = await givenFile('unknown.csv', 'sku,baseUnitMagnitude,baseUnitCode,colour\nA,1,PC,red\n');
 
-    const outcome = await runImport(['--url', url, file], { TOKEN: token() });
+    const outcome = await runImport(['--url', command.url, file], { TOKEN: token() });
 
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^Import failed after 0 rows: unknown CSV column colour; the columns are sku, /);

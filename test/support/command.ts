@@ -1,5 +1,12 @@
 import { spawn } from 'node:child_process';
-import { PROJECT_ROOT } from './service-process.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Express } from 'express';
+import { afterAll, beforeAll } from 'vitest';
+import { ensureBuilt, PROJECT_ROOT } from './service-process.js';
 
 /** How an operator command ended: its exit code and everything it printed. */
 export interface CommandOutcome {
@@ -24,4 +31,41 @@ export function runCommand(
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** What the import command's tests share: the test's app on a real port and a directory for the files it reads. */
+export interface ImportCommandSetup {
+  /** The app's base URL. */
+  readonly url: string;
+  /** Writes `text` to a file of that name in the directory; answers its path. */
+  givenFile(name: string, text: string): Promise<string>;
+}
+
+/**
+ * Serves the test file's app over HTTP for `npm run import` as the image runs it (compiled JS under dist/, plain
+ * node), and gives it a directory of files; the fields are ready once the file's beforeAll hooks have run.
+ */
+export function useImportCommand(app: () => Express): ImportCommandSetup {
+  let server: http.Server;
+  let workDir: string;
+  const setup = {
+    url: '',
+    givenFile: async (name: string, text: string): Promise<string> => {
+      const file = path.join(workDir, name);
+      await writeFile(file, text);
+      return file;
+    },
+  };
+  beforeAll(async () => {
+    await ensureBuilt();
+    server = http.createServer(app());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    setup.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'inventory-import-'));
+  }, 180_000);
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(workDir, { recursive: true, force: true });
+  });
+  return setup;
 }

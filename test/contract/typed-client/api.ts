@@ -415,7 +415,10 @@ export interface paths {
     /** Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location */
     get: operations['packaging-units-findforproduct'];
     put?: never;
-    /** Create PackagingUnits lying directly on Locations */
+    /**
+     * Create PackagingUnits lying directly on Locations, or take in stock as NDJSON
+     * @description As application/x-ndjson (D35) the body is one unit a line, into a LoadUnit (`transportUnitBK`, `luPos`, `loadUnitType` when it must be created) or onto a Location (`actualLocation.locationId`), streamed into the database as it arrives (up to IMPORT_BODY_LIMIT, each line up to BODY_LIMIT): all or nothing, the checks, ledger rows and events of creating the units one by one, problems of a line named by its number (`line 3: quantity`), and 201 with how many units were created. It ends when its client does, or its time: a stall of IMPORT_STALL_TIMEOUT_MS or a body not arrived by HTTP_REQUEST_TIMEOUT_MS is a 408, more than 1000 blank lines in a row a 400.
+     */
     post: operations['packaging-units-createonlocation'];
     /** Remove a quantity (or all) of a Product from a Location */
     delete: operations['packaging-units-deleteonlocation'];
@@ -1489,6 +1492,9 @@ export interface components {
         };
       };
     };
+    IntakeResult: {
+      created: number;
+    };
     NewPackagingUnitOnLocation: {
       product: components['schemas']['ProductReference'];
       quantity: components['schemas']['PositiveQuantity'];
@@ -1529,6 +1535,92 @@ export interface components {
       actualLocation: {
         locationId?: string | null;
         erpCode?: string | null;
+      };
+    };
+    IntakeUnitInLoadUnit: {
+      /** @description Business key of the TransportUnit, registered on the spot when unknown */
+      transportUnitBK: string;
+      /** @description Position of the LoadUnit on the TransportUnit */
+      luPos: string;
+      /** @description Type of a LoadUnit created here */
+      loadUnitType?: string | null;
+      product: components['schemas']['ProductReference'];
+      quantity: components['schemas']['PositiveQuantity'];
+      serialNumber?: string | null;
+      /** Format: date-time */
+      expiresAt?: string;
+      labels?: string[] | null;
+      dimension?: {
+        height?: number | null;
+        length?: number | null;
+        width?: number | null;
+        uom?: string | null;
+      } | null;
+      weight?: {
+        '@class'?: string;
+        /**
+         * @example [
+         *       "org.openwms.core.units.api.PieceUnit",
+         *       "PC"
+         *     ]
+         */
+        unitType: [string, string];
+        /** @description At most 15 digits before and 6 after the decimal point. */
+        magnitude: number;
+      } | null;
+      distribution?: {
+        piecesPerLayer?: number | null;
+        piecesPerLoadUnitLayer?: number | null;
+        numberOfLayers?: number | null;
+        numberOfLoadUnitLayers?: number | null;
+        carrierType?: string | null;
+      } | null;
+      physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
+      details?: {
+        [key: string]: unknown;
+      } | null;
+    };
+    IntakeUnitOnLocation: {
+      product: components['schemas']['ProductReference'];
+      quantity: components['schemas']['PositiveQuantity'];
+      serialNumber?: string | null;
+      /** Format: date-time */
+      expiresAt?: string;
+      labels?: string[] | null;
+      dimension?: {
+        height?: number | null;
+        length?: number | null;
+        width?: number | null;
+        uom?: string | null;
+      } | null;
+      weight?: {
+        '@class'?: string;
+        /**
+         * @example [
+         *       "org.openwms.core.units.api.PieceUnit",
+         *       "PC"
+         *     ]
+         */
+        unitType: [string, string];
+        /** @description At most 15 digits before and 6 after the decimal point. */
+        magnitude: number;
+      } | null;
+      distribution?: {
+        piecesPerLayer?: number | null;
+        piecesPerLoadUnitLayer?: number | null;
+        numberOfLayers?: number | null;
+        numberOfLoadUnitLayers?: number | null;
+        carrierType?: string | null;
+      } | null;
+      physicalPosition?: string | null;
+      /** @description Free key/value information: at most 16 levels deep and 65536 bytes as JSON */
+      details?: {
+        [key: string]: unknown;
+      } | null;
+      actualLocation: {
+        /** @description The Location the unit lies on */
+        locationId: string;
       };
     };
     /** @description One stock change of a PackagingUnit, amounts in the smallest unit */
@@ -8300,14 +8392,16 @@ export interface operations {
       content: {
         'application/json':
           components['schemas']['NewPackagingUnitOnLocation'] | components['schemas']['NewPackagingUnitOnLocation'][];
+        'application/x-ndjson':
+          components['schemas']['IntakeUnitInLoadUnit'] | components['schemas']['IntakeUnitOnLocation'];
       };
     };
     responses: {
-      /** @description The created units */
+      /** @description The created units; for NDJSON how many were created */
       201: {
         headers: {
           /** @description The first created PackagingUnit */
-          Location: string;
+          Location?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8323,12 +8417,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['PackagingUnit'][];
+          'application/json': components['schemas']['PackagingUnit'][] | components['schemas']['IntakeResult'];
           'application/vnd.openwms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
           'application/vnd.owms.packaging-unit-v1+json': components['schemas']['PackagingUnitWithLinks'][];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description NDJSON: a LoadUnit must be created without a loadUnitType, or holds another Product (D17): owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -8426,6 +8520,17 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+      /** @description NDJSON: the client sent nothing for IMPORT_STALL_TIMEOUT_MS, or the body did not arrive within HTTP_REQUEST_TIMEOUT_MS; nothing is stored (Connection: close) */
+      408: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
         headers: {
@@ -8445,7 +8550,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured) */
+      /** @description The body exceeds the limit of bulk operations (BULK_BODY_LIMIT, 64 MB unless configured); or an NDJSON body exceeds IMPORT_BODY_LIMIT (1 GB unless configured), or one of its lines BODY_LIMIT */
       413: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -8502,7 +8607,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description NDJSON: the instance runs as many streamed imports as it may at once (IMPORT_MAX_CONCURRENT); or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
