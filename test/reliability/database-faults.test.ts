@@ -1,3 +1,4 @@
+import { TEST_ALLOWED_HOSTS } from '../support/app.js';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     DATABASE_URL: url,
     AUTH_JWT_SECRET: TEST_SECRET,
+    ALLOWED_HOSTS: TEST_ALLOWED_HOSTS,
     DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
   };
   service = startService(environment, await freePort());

@@ -1,3 +1,4 @@
+import { TEST_ALLOWED_HOSTS } from '../support/app.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
@@ -46,6 +47,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     DATABASE_URL: database.url,
     AUTH_JWT_SECRET: TEST_SECRET,
+    ALLOWED_HOSTS: TEST_ALLOWED_HOSTS,
     DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
     DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
   };

@@ -1,3 +1,4 @@
+import { TEST_ALLOWED_HOSTS } from './app.js';
 import { freePort } from './ports.js';
 import { ensureBuilt, startService, waitForExit, waitUntilUp, type ServiceProcess } from './service-process.js';
 import { TEST_SECRET } from './tokens.js';
@@ -19,6 +20,8 @@ export async function startServicesOnDatabase(
       LOG_LEVEL: 'warn',
       DATABASE_URL: databaseUrl,
       AUTH_JWT_SECRET: TEST_SECRET,
+      // The made-up hosts the test clients send (D36 answers only loopback names by default).
+      ALLOWED_HOSTS: TEST_ALLOWED_HOSTS,
       ...environment,
     };
     services.push(startService(settings, await freePort()));

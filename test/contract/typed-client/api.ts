@@ -2537,6 +2537,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2552,6 +2560,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2565,6 +2581,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2576,6 +2600,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2587,6 +2619,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2600,6 +2640,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -8525,6 +8573,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9473,6 +9529,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9485,6 +9549,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9499,6 +9571,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9510,6 +9590,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9521,6 +9609,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9532,6 +9628,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9545,6 +9649,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9753,6 +9865,14 @@ export interface operations {
           Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9765,6 +9885,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9779,6 +9907,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9790,6 +9926,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9801,6 +9945,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9814,6 +9966,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9847,6 +10007,14 @@ export interface operations {
           Location: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -9861,6 +10029,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9875,6 +10051,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9886,6 +10070,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9897,6 +10089,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9908,6 +10108,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9919,6 +10127,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9930,6 +10146,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9941,6 +10165,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9952,6 +10184,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9965,6 +10205,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9992,6 +10240,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           /** @description `true` on a repeated answer to an Idempotency-Key */
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
@@ -10003,6 +10259,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10017,6 +10281,14 @@ export interface operations {
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10028,6 +10300,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10039,6 +10319,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10050,6 +10338,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10061,6 +10357,14 @@ export interface operations {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10074,6 +10378,14 @@ export interface operations {
           'Retry-After'?: number;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
           [name: string]: unknown;
         };
         content: {
