@@ -30,8 +30,8 @@ export type PageQuery = z.output<typeof pageQuerySchema>;
 
 export interface Page<Item> {
   readonly items: readonly Item[];
-  /** The `after` of the next page, when there is one. */
-  readonly next?: number;
+  /** The `after` of the next page, when there is one: a row id, or an opaque key of a list in another order. */
+  readonly next?: number | string;
 }
 
 /** Splits `limit + 1` rows read in list order into the page and, when the extra row came, the next cursor. */

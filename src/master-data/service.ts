@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/tx.js';
-import { validationError } from '../http/api-error.js';
+import { validationError, type ApiError } from '../http/api-error.js';
 import * as groupSql from './location-group-sql.js';
 import type { LocationGroupRow } from './location-group-sql.js';
 import * as locationSql from './location-sql.js';
@@ -87,13 +87,18 @@ export async function requireLocationGroup(db: Queryable, name: string): Promise
 
 /**
  * The ids of the named group(s) and all their descendants (D14: a group contains its child groups), for
- * lookups by group name. 404 owms.common.common.lg.notFoundByName for the first unknown name.
+ * lookups by group name. The first unknown name is `unknownGroup`: 404 owms.common.common.lg.notFoundByName unless
+ * the caller names it otherwise.
  */
-export async function locationGroupIdsWithChildren(db: Queryable, name: string | readonly string[]): Promise<number[]> {
+export async function locationGroupIdsWithChildren(
+  db: Queryable,
+  name: string | readonly string[],
+  unknownGroup: (name: string) => ApiError = locationGroupNotFound,
+): Promise<number[]> {
   const names = typeof name === 'string' ? [name] : [...name];
   const stored = new Set(await groupSql.selectExistingLocationGroupNames(db, names));
   const unknown = names.find((candidate) => !stored.has(candidate));
-  if (unknown !== undefined) throw locationGroupNotFound(unknown);
+  if (unknown !== undefined) throw unknownGroup(unknown);
   return groupSql.selectLocationGroupTreeIds(db, names);
 }
 

@@ -2,13 +2,13 @@ import type { AddFeatureRoutes } from '../http/feature.js';
 import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
 import { href, hrefOf } from '../http/links.js';
 import { HAL_JSON, JSON_TYPE } from '../http/media-types.js';
-import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../http/pagination.js';
+import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { apiError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { StockMessageKeys } from './messages.js';
-import { stockCursorOf, stockQuerySchema } from './schemas.js';
+import { stockQuerySchema } from './schemas.js';
 import { listStockLevels, readStockLevel } from './service.js';
 import {
   productStockResource,
@@ -44,10 +44,7 @@ export const addStockRoutes: AddFeatureRoutes = (routes, { pool }) => {
       }
       const limit = query.limit ?? MAX_PAGE_SIZE;
       const page = await listStockLevels(pool, query, limit);
-      const next =
-        page.nextSku === undefined
-          ? undefined
-          : href(req, `${req.baseUrl}${req.path}?limit=${limit}&after=${stockCursorOf(page.nextSku)}`);
+      const next = nextPageHref(req, page, limit);
       linkNextPage(res, next);
       if (hal) {
         const items = page.items.map((stock) => productStockResource(stock, hrefOf(req)));

@@ -1,11 +1,10 @@
-import { ApiError } from '../http/api-error.js';
+import type { Page } from '../http/pagination.js';
 import type { Queryable } from '../db/tx.js';
-import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { productErrors } from '../products/messages.js';
 import { Dec } from '../units/decimal.js';
 import { stockErrors } from './messages.js';
-import type { StockQuery } from './schemas.js';
+import { stockCursorOf, type StockQuery } from './schemas.js';
 import {
   selectStockAt,
   selectStockByPlace,
@@ -47,15 +46,7 @@ function checkCombination(query: StockQuery): void {
 
 /** The groups and their children, as allocation reads them; a name that is no group is the parameter's fault. */
 async function groupIdsOf(db: Queryable, names: readonly string[] | undefined): Promise<number[] | null> {
-  if (!names?.length) return null;
-  try {
-    return await locationGroupIdsWithChildren(db, names);
-  } catch (error) {
-    if (error instanceof ApiError && error.messageKey === MasterDataKeys.locationGroupNotFoundByName) {
-      throw stockErrors.unknownGroup(String(error.obj?.[0]));
-    }
-    throw error;
-  }
+  return names?.length ? locationGroupIdsWithChildren(db, names, stockErrors.unknownGroup) : null;
 }
 
 function sum(rows: readonly StockRow[], figure: 'onHand' | 'reserved' | 'available'): string {
@@ -101,17 +92,11 @@ export async function readStockLevel(db: Queryable, query: StockQuery & { sku: s
   };
 }
 
-export interface StockPage {
-  readonly items: readonly ProductStock[];
-  /** The last SKU of this page when more Products follow. */
-  readonly nextSku?: string;
-}
-
-/** D31: every Product's figures in SKU order, zeros included, a page at a time. */
-export async function listStockLevels(db: Queryable, query: StockQuery, limit: number): Promise<StockPage> {
+/** D31: every Product's figures in SKU order, zeros included, a page at a time; `next` is the opaque cursor. */
+export async function listStockLevels(db: Queryable, query: StockQuery, limit: number): Promise<Page<ProductStock>> {
   checkCombination(query);
   const rows = await selectStockPage(db, { limit, afterSku: query.after });
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
-  return { items, nextSku: items.at(-1)!.sku };
+  return { items, next: stockCursorOf(items.at(-1)!.sku) };
 }
