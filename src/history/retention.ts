@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { PeriodicWork } from '../background.js';
 import { withTransaction } from '../db/tx.js';
 import {
   createLedgerMonths,
@@ -26,27 +27,23 @@ export interface HistorySettings {
  * instances may run together (the parts are created under a lock, and a month already dropped is not found again).
  */
 export class HistoryRetention {
-  private running: Promise<void> | undefined;
-  private stopped = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly periodic = new PeriodicWork(
+    () =>
+      this.runOnce().catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'keeping the history failed; retrying in an hour'),
+      ),
+    RUN_EVERY_MS,
+  );
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly settings: HistorySettings,
     private readonly logger: Logger,
-  ) {
-    this.timer = setInterval(() => void this.run(), RUN_EVERY_MS);
-    this.timer.unref();
-  }
+  ) {}
 
   /** One run now (the service awaits the first before it serves, so the current month's part exists). */
   run(): Promise<void> {
-    this.running ??= this.runOnce()
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'keeping the history failed; retrying in an hour'))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+    return this.periodic.run();
   }
 
   private async runOnce(): Promise<void> {
@@ -60,7 +57,7 @@ export class HistoryRetention {
   private async dropLedgerMonths(months: number): Promise<void> {
     const keptSince = await selectRetentionStart(this.pool, months);
     for (const part of await listLedgerParts(this.pool)) {
-      if (part.to > keptSince || this.stopped) break;
+      if (part.to > keptSince || this.periodic.isStopped()) break;
       await withTransaction(this.pool, (tx) => dropLedgerPart(tx, part));
       this.logger.info({ part: part.name, keptSince: part.to }, 'dropped a month of the ledger past its retention');
     }
@@ -69,16 +66,14 @@ export class HistoryRetention {
   private async deleteEndedReservations(days: number): Promise<void> {
     const endedBefore = new Date(Date.now() - days * 86_400_000);
     let deleted = 0;
-    for (let batch = RESERVATIONS_PER_STATEMENT; batch === RESERVATIONS_PER_STATEMENT && !this.stopped;) {
+    for (let batch = RESERVATIONS_PER_STATEMENT; batch === RESERVATIONS_PER_STATEMENT && !this.periodic.isStopped();) {
       batch = await deleteEndedReservations(this.pool, endedBefore, RESERVATIONS_PER_STATEMENT);
       deleted += batch;
     }
     if (deleted > 0) this.logger.info({ deleted, days }, 'deleted reservations ended past their retention');
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

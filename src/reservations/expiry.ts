@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { transactionParticipants, withTransaction } from '../db/tx.js';
+import { PeriodicWork } from '../background.js';
+import { withTransaction } from '../db/tx.js';
 import { expireNext } from './service.js';
 
 // D32: a reservation ends at most about this long after its expiry (the bound is 10 s).
@@ -16,29 +17,20 @@ const EXPIRIES_PER_RUN = 500;
  * instance ran (a restart) are simply past their expiry at the next run.
  */
 export class ReservationExpiry {
-  private running: Promise<void> | undefined;
-  private stopped = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly periodic = new PeriodicWork(() => this.expireDue(), POLL_MS);
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger: Logger,
   ) {
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
-    this.kick();
+    void this.periodic.run();
   }
 
-  kick(): void {
-    if (this.stopped || this.running) return;
-    this.running = transactionParticipants.exit(() => this.run()).finally(() => (this.running = undefined));
-  }
-
-  private async run(): Promise<void> {
+  private async expireDue(): Promise<void> {
     const actor = { subject: 'system:reservation-expiry', requestId: `expiry-${randomUUID()}` };
     let expired = 0;
     try {
-      while (!this.stopped && expired < EXPIRIES_PER_RUN) {
+      while (!this.periodic.isStopped() && expired < EXPIRIES_PER_RUN) {
         if (!(await withTransaction(this.pool, (tx) => expireNext(tx, actor)))) break;
         expired += 1;
       }
@@ -49,9 +41,7 @@ export class ReservationExpiry {
     if (expired > 0) this.logger.info({ expired }, 'reservations expired');
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
