@@ -8,7 +8,10 @@ import { sendInTrace } from '../tracing/messaging.js';
 import type { FeedSignal } from './feed-signal.js';
 import { acquireRelayLease, advancePublished, releaseRelayLease, selectEventsAfter, type StoredEvent } from './sql.js';
 
-const BATCH_SIZE = 500;
+const BATCH_SIZE = 1000;
+// Batches sent and awaiting the broker's confirms at once; the broker holds at most this many × BATCH_SIZE events
+// unconfirmed from one relay.
+const BATCHES_IN_FLIGHT = 3;
 // Renewed with every batch and at least every IDLE_MS; an instance that stops renewing (killed, frozen) hands over
 // after this long, so publishing resumes within about 3–4 s of a crash (issue 29). A holder that is merely slow for
 // longer loses the lease to another: events may then be published twice (at least once, D28), never skipped,
@@ -21,6 +24,13 @@ const IDLE_MS = 1000;
 const GATHER_MS = 20;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
+
+/** A batch on its way: the broker has confirmed it once `confirmed` resolves. */
+interface SentBatch {
+  readonly through: number;
+  readonly count: number;
+  readonly confirmed: Promise<void>;
+}
 
 /** What the health check reports of the broker (D28). */
 export type BrokerState = 'connected' | 'unreachable' | 'refusing';
@@ -126,12 +136,10 @@ export class EventRelay {
     while (!this.stopped) {
       this.pending = false;
       try {
-        const more = await this.publishBatch();
+        await this.publishBacklog();
         retryMs = RETRY_MIN_MS;
-        if (!more) {
-          await delay(GATHER_MS);
-          await this.sleep(IDLE_MS);
-        }
+        await delay(GATHER_MS);
+        await this.sleep(IDLE_MS);
       } catch (error) {
         if (!(error instanceof AMQPError)) this.logger.warn({ err: error }, 'publishing events failed; retrying');
         else if (!this.connection.ready) this.brokerIs('unreachable', error);
@@ -147,26 +155,56 @@ export class EventRelay {
     }
   }
 
-  /** Publishes the next batch if this instance holds the lease; answers whether more may be waiting. */
-  private async publishBatch(): Promise<boolean> {
-    if (!this.connection.ready) return false;
+  /**
+   * Publishes while this instance holds the lease, until nothing more is numbered. Batches are pipelined: up to
+   * BATCHES_IN_FLIGHT are sent and await the broker's confirms while the next is read, so the broker's round trip
+   * and the database's overlap instead of adding up (issue 29: 4,000 → … events/s). The mark moves batch by batch in position order, each only once
+   * the broker has confirmed that batch and every one before it.
+   */
+  private async publishBacklog(): Promise<void> {
+    if (!this.connection.ready) return;
     if (!this.declared) {
       await this.connection.exchangeDeclare({ exchange: this.settings.exchange, type: 'topic', durable: true });
       this.declared = true;
       this.brokerIs('connected');
     }
-    const publishedThrough = await acquireRelayLease(this.pool, this.settings.exchange, this.owner, LEASE_MS);
+    const { exchange } = this.settings;
+    const publishedThrough = await acquireRelayLease(this.pool, exchange, this.owner, LEASE_MS);
     this.leader = publishedThrough !== undefined;
-    if (publishedThrough === undefined) return false;
-    const events = await selectEventsAfter(this.pool, publishedThrough, BATCH_SIZE);
-    if (events.length === 0) return false;
-    // Sent in order on one channel; the broker confirms each, and only then is the mark moved.
-    await Promise.all(events.map((event) => this.publish(event)));
-    const last = events[events.length - 1]!.position;
-    if (!(await advancePublished(this.pool, this.settings.exchange, this.owner, last))) return false;
-    this.brokerIs('connected');
-    this.onPublished(events.length);
-    return events.length === BATCH_SIZE;
+    if (publishedThrough === undefined) return;
+    const inFlight: SentBatch[] = [];
+    let sentThrough = publishedThrough;
+    for (;;) {
+      // A partial batch means the outbox is read to its end for now: the next read waits for a confirm.
+      let full = true;
+      while (full && inFlight.length < BATCHES_IN_FLIGHT && !this.stopped) {
+        const events = await selectEventsAfter(this.pool, sentThrough, BATCH_SIZE);
+        full = events.length === BATCH_SIZE;
+        if (events.length === 0) break;
+        sentThrough = events[events.length - 1]!.position;
+        inFlight.push(this.sendBatch(events, sentThrough));
+      }
+      const oldest = inFlight.shift();
+      if (!oldest) return;
+      await oldest.confirmed;
+      // Renews the lease too; false when another instance has taken it over meanwhile.
+      if (!(await advancePublished(this.pool, exchange, this.owner, oldest.through, LEASE_MS))) {
+        this.leader = false;
+        return;
+      }
+      this.brokerIs('connected');
+      this.onPublished(oldest.count);
+      if (inFlight.length === 0 && !full) return;
+    }
+  }
+
+  /** Sends a batch in position order on the one channel; `confirmed` settles when the broker has confirmed all. */
+  private sendBatch(events: readonly StoredEvent[], through: number): SentBatch {
+    const confirmed = Promise.all(events.map((event) => this.publish(event))).then(() => undefined);
+    // Awaited in turn; one that fails while an earlier is awaited must not count as unhandled meanwhile. Batches
+    // left behind by an error or a lost lease are published again from the mark: at least once (D28).
+    confirmed.catch(() => undefined);
+    return { through, count: events.length, confirmed };
   }
 
   /** D28's message; D36: in the trace of the request that caused the event, carried on by its headers. */

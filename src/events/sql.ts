@@ -139,18 +139,24 @@ export async function selectEventsAfter(db: Queryable, after: number, limit: num
   return result.rows;
 }
 
-/** Records confirmed publishing, only while `owner` still holds the lease; false when it has lost it. */
+/**
+ * Records confirmed publishing and renews the lease, only while `owner` still holds it; false when another owner
+ * has taken it over.
+ */
 export async function advancePublished(
   db: Queryable,
   exchange: string,
   owner: string,
   through: number,
+  leaseMs: number,
 ): Promise<boolean> {
   const result = await db.query({
     name: 'advance-published',
-    text: `UPDATE event_relay_state SET published_through = GREATEST(published_through, $3)
+    text: `UPDATE event_relay_state
+              SET published_through = GREATEST(published_through, $3),
+                  lease_until = clock_timestamp() + $4 * interval '1 millisecond'
             WHERE exchange = $1 AND owner = $2`,
-    values: [exchange, owner, through],
+    values: [exchange, owner, through, leaseMs],
   });
   return result.rowCount === 1;
 }
