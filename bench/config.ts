@@ -22,6 +22,8 @@ export interface BenchConfig {
   readonly duration: number;
   /** Seconds of the mixed workload (scenario 6). */
   readonly mixedDuration: number;
+  /** Seconds of writes while the relay publishes (scenario 16). */
+  readonly relayDuration: number;
   /** Seconds of unmeasured load before each measured run (JIT, pool connections, caches). */
   readonly warmup: number;
   readonly connections: number;
@@ -36,7 +38,7 @@ export interface BenchConfig {
   readonly serviceMain: string | undefined;
   /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
   readonly serviceEnv: Record<string, string>;
-  /** The RabbitMQ of the events scenarios (8, 9); they are skipped when it does not answer. */
+  /** The RabbitMQ of the events scenarios (8, 9, 16); they are skipped when it does not answer. */
   readonly amqpUrl: string;
   /** Whether every size is the issue's: only such a run rewrites BENCHMARKS.md and bench/results.json. */
   readonly full: boolean;
@@ -53,6 +55,7 @@ export const DEFAULTS = {
   intakeUnits: 1_000_000,
   duration: 10,
   mixedDuration: 30,
+  relayDuration: 60,
   warmup: 2,
   connections: 50,
   allocationClients: 32,
@@ -83,6 +86,7 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
   },
   duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
   mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenarios 6 and 8)' },
+  relayDuration: { name: 'BENCH_RELAY_DURATION', meaning: 'seconds of bulk writes while one instance relays (scenario 16)' },
   warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
   connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6, 8)' },
   allocationClients: { name: 'BENCH_ALLOCATION_CLIENTS', meaning: 'concurrent clients of scenario 4 and of pgbench' },
@@ -94,9 +98,9 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * 10 is scenario 1 on WEB_CONCURRENCY=2 workers (issue 14); 11 is scenario 1 with and without a read replica, on a
  * PostgreSQL 15 primary and replica of its own (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1
  * and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event
- * streams (issue 27).
+ * streams (issue 27); 16 is the relay under 60 s of writes (issue 29).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -122,13 +126,13 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27)',
+      'which scenarios to run, e.g. `1,2`; 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29)',
   },
   {
     name: 'BENCH_AMQP_URL',
     fallback: DEFAULT_AMQP_URL,
     meaning:
-      'the RabbitMQ of scenarios 8 and 9 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
+      'the RabbitMQ of scenarios 8, 9 and 16 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
   },
   {
     name: 'BENCH_CPU_PROF',

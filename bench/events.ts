@@ -163,12 +163,12 @@ export interface RelayingService {
 /**
  * A further instance of the service with AMQP_URL set, relaying the outbox to the run's exchange; resolves once
  * its relay is connected and the backlog (health's `events` component) is 0, so what earlier scenarios wrote is
- * published before anything is measured.
+ * published before anything is measured; with `waitForBacklog` false, as soon as it answers.
  */
 export async function startRelayingService(
   ctx: BenchContext,
   name: string,
-  timeoutMs = 600_000,
+  { timeoutMs = 600_000, waitForBacklog = true }: { timeoutMs?: number; waitForBacklog?: boolean } = {},
 ): Promise<RelayingService> {
   const { config, db } = ctx;
   const exchangeName = benchExchange(config.amqpUrl);
@@ -182,6 +182,7 @@ export async function startRelayingService(
     env: { ...config.serviceEnv, AMQP_URL: config.amqpUrl, AMQP_EXCHANGE: exchangeName },
     name,
   });
+  if (!waitForBacklog) return { service, drained: { events: 0, seconds: 0 } };
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
     if ((await eventsBacklog(service.baseUrl)) === 0) {
       return { service, drained: { events: backlog, seconds: (wallClockMs() - started) / 1000 } };

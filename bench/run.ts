@@ -25,6 +25,7 @@ import { productsBySkuWithReplica } from './scenario-11-read-replica.js';
 import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock-levels.js';
 import { tracingCost } from './scenario-13-tracing.js';
 import { eventStreams } from './scenario-15-event-streams.js';
+import { relaySustained } from './scenario-16-relay.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
@@ -144,6 +145,7 @@ async function main(): Promise<number> {
     [14, () => stockIntake(ctx)],
     [9, () => eventsBulk(ctx)],
     [15, () => eventStreams(ctx)],
+    [16, () => relaySustained(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

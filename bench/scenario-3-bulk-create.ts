@@ -27,7 +27,7 @@ export function rows(prefix: string, count: number): Row[] {
 }
 
 /** The request body a client would send: the API's product shape with the same columns the raw insert writes. */
-function requestBody(products: readonly Row[]): Buffer {
+export function requestBody(products: readonly Row[]): Buffer {
   return Buffer.from(
     JSON.stringify(
       products.map((product) => ({
