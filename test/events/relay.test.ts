@@ -250,6 +250,24 @@ describeWithBroker('the relay to RabbitMQ (D28)', () => {
     expect(consumer.received.filter((message) => message.correlationId === requestId)).toEqual([]);
   });
 
+  it('publishes a backlog larger than the batches it keeps in flight once each, in feed order', async () => {
+    const from = await feedHead(ctx.app);
+    const requestId = `backlog-${randomUUID()}`;
+    // 4,500 events: more than the relay's 3 batches of 1,000 awaiting confirms, so batches follow batches.
+    const created = await call(ctx, 'post', '/v1/products')
+      .set('X-Request-Id', requestId)
+      .send(Array.from({ length: 4500 }, () => aProduct()));
+    const marker = await commitMarker(ctx.db.pool, 'backlog');
+    await consumer.waitForId(marker, 30_000);
+
+    const feed = await readFeedUntil(ctx.app, from, marker);
+    const inFeed = new Set(feed.map((event) => event.id));
+    const received = consumer.received.filter((message) => inFeed.has(message.messageId ?? ''));
+    expect(created.status).toBe(201);
+    expect(feed.filter((event) => event.requestId === requestId)).toHaveLength(4500);
+    expect(received.map((message) => message.messageId)).toEqual(feed.map((event) => event.id));
+  });
+
   it('declares the exchange as a durable topic exchange', () => {
     expect(declared).toEqual({ type: 'topic', durable: true });
   });
