@@ -9516,7 +9516,10 @@ export interface operations {
   'reservations-findbyid': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         reservationId: string;
       };
@@ -9537,12 +9540,33 @@ export interface operations {
           Vary?: string;
           /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
           'application/hal+json': components['schemas']['ReservationResource'];
           'application/json': components['schemas']['ReservationResource'];
         };
+      };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
