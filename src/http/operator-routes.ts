@@ -5,7 +5,7 @@ import express, { type Express, type Request, type Response } from 'express';
 import type pg from 'pg';
 import type { ReadReplica } from '../db/read-replica.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { body } from '../openapi/responses.js';
+import { body, declareOptionalBodies } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { databaseProbe } from './database-probe.js';
 import { JSON_TYPE } from './media-types.js';
@@ -56,7 +56,7 @@ const TAGS = [
 
 export function buildApiDocument(registry: OpenAPIRegistry): object {
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Inventory Service API',
@@ -69,6 +69,8 @@ export function buildApiDocument(registry: OpenAPIRegistry): object {
     security: [{ bearerAuth: [] }],
     tags: TAGS,
   });
+  declareOptionalBodies(document);
+  return document;
 }
 
 /** D25's health body; `components.events` only with AMQP_URL (D28). */

@@ -5,7 +5,10 @@ import type * as appModule from '../../src/app.js';
 import { createApp } from '../../src/app.js';
 import { checkResponses, takeMismatches } from '../support/contract.js';
 
-/** A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body. */
+/**
+ * A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body, 409 with a Thing or
+ * without a body (declared apart from `content`, as src/openapi/responses.ts declares such a status).
+ */
 const DOCUMENT = {
   openapi: '3.1.0',
   info: { title: 'things', version: '1' },
@@ -19,6 +22,10 @@ const DOCUMENT = {
             content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
           },
           404: { description: 'No such thing' },
+          409: {
+            description: 'The thing in the way, or nothing',
+            'x-optional-content': { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+          },
         },
       },
     },
@@ -53,6 +60,10 @@ function thingsApp(): Express {
       missing: () => res.status(404).end(),
       empty: () => res.status(200).end(),
       teapot: () => res.status(418).json({ id: 'teapot' }),
+      'in-the-way': () => res.status(409).json({ id: 'in-the-way' }),
+      'nothing-in-the-way': () => res.status(409).end(),
+      'wrong-in-the-way': () => res.status(409).json({ id: 7 }),
+      'html-in-the-way': () => res.status(409).type('text/html').send('<p>thing</p>'),
     };
     answers[req.params.id]!();
   });
@@ -85,7 +96,7 @@ describe('the response contract check (test/support/contract.ts)', () => {
 
   it('reports a status or a Content-Type the operation does not declare, and a body missing', async () => {
     expect(await mismatchesOf('/things/teapot')).toEqual([
-      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404)'),
+      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404, 409)'),
     ]);
     expect(await mismatchesOf('/things/html')).toEqual([
       expect.stringContaining('Content-Type text/html is not declared for 200: application/json'),
@@ -95,6 +106,17 @@ describe('the response contract check (test/support/contract.ts)', () => {
     ]);
     expect(await mismatchesOf('/things/empty')).toEqual([
       expect.stringContaining('no body, but GET /things/{id} (thing-get) declares 200 with a body in application/json'),
+    ]);
+  });
+
+  it('passes a status declared with x-optional-content with or without a body, and checks a body that comes', async () => {
+    expect(await mismatchesOf('/things/in-the-way')).toEqual([]);
+    expect(await mismatchesOf('/things/nothing-in-the-way')).toEqual([]);
+    expect(await mismatchesOf('/things/wrong-in-the-way')).toEqual([
+      expect.stringContaining('the body does not match the schema of 409 application/json'),
+    ]);
+    expect(await mismatchesOf('/things/html-in-the-way')).toEqual([
+      expect.stringContaining('Content-Type text/html is not declared for 409: application/json'),
     ]);
   });
 

@@ -32,10 +32,15 @@ export interface Mismatch {
   readonly text: string;
 }
 
+type Content = Readonly<Record<string, { readonly schema?: unknown }>>;
+
 interface ResponseObject {
-  readonly content?: Readonly<Record<string, { readonly schema?: unknown }>>;
-  /** Set by src/http/routing.ts on a status sometimes answered without its body. */
-  readonly 'x-body-optional'?: boolean;
+  readonly content?: Content;
+  /**
+   * The bodies of a status sometimes answered without one, which the document declares without `content` for
+   * standard tools (src/openapi/responses.ts, declareOptionalBodies): checked here when a body comes.
+   */
+  readonly 'x-optional-content'?: Content;
 }
 
 interface OperationObject {
@@ -155,10 +160,11 @@ export class ResponseContract {
       return [`${operation.name} declares no ${status} (it declares ${Object.keys(operation.responses).join(', ')})`];
     }
     if (exchange.method === 'HEAD') return [];
-    const content = declared.content ?? {};
+    const contentKey = declared['x-optional-content'] ? 'x-optional-content' : 'content';
+    const content = declared[contentKey] ?? {};
     const declaredTypes = Object.keys(content);
     if (exchange.body?.length === 0) {
-      return declaredTypes.length === 0 || declared['x-body-optional'] === true
+      return declaredTypes.length === 0 || contentKey === 'x-optional-content'
         ? []
         : [`no body, but ${operation.name} declares ${status} with a body in ${declaredTypes.join(', ')}`];
     }
@@ -176,7 +182,7 @@ export class ResponseContract {
       return [`the ${type} body is not JSON`];
     }
     const validate = this.validator(
-      pointer('paths', operation.template, operation.method, 'responses', status, 'content', type, 'schema'),
+      pointer('paths', operation.template, operation.method, 'responses', status, contentKey, type, 'schema'),
     );
     if (validate(value)) return [];
     return [

@@ -2794,7 +2794,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description No Product with this SKU (not.found); or, without a body, a uom that is not a unit of measure of the Product (D11) */
+      /** @description No Product with this SKU: an ApiDeclinedError with messageKey not.found (application/hal+json); or, with uom, a unit of measure the Product does not have: no body at all (D11) */
       404: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2809,9 +2809,7 @@ export interface operations {
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
-        content: {
-          'application/hal+json': components['schemas']['ApiDeclinedError'];
-        };
+        content?: never;
       };
       /** @description None of the media types in Accept is available */
       406: {
@@ -3154,7 +3152,7 @@ export interface operations {
           'application/json': components['schemas']['ProductImportResult'];
         };
       };
-      /** @description Created; no body, or for NDJSON what was created, skipped and updated */
+      /** @description Created: no body; for NDJSON a ProductImportResult (application/json), what was created, skipped and updated */
       201: {
         headers: {
           /** @description The new Product, only when exactly one was sent (and created) */
@@ -3173,9 +3171,7 @@ export interface operations {
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
         };
-        content: {
-          'application/json': components['schemas']['ProductImportResult'];
-        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
