@@ -9,6 +9,7 @@ import { body, declareOptionalBodies } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { databaseProbe } from './database-probe.js';
 import { JSON_TYPE } from './media-types.js';
+import { PREFLIGHT_TAG, sharePreflightDeclarations } from './preflight-doc.js';
 import type { Metrics } from './metrics.js';
 import type { Routes } from './routing.js';
 
@@ -52,6 +53,7 @@ const TAGS = [
   { name: 'Allocation', description: 'Reserving stock for picking and releasing reservations' },
   { name: 'Events', description: 'The change feed of stock events (D29)' },
   { name: 'Operations', description: 'Health, metrics and this document (D25)' },
+  { name: PREFLIGHT_TAG, description: 'Preflights of browser pages on the origins in CORS_ALLOWED_ORIGINS (D33)' },
 ];
 
 export function buildApiDocument(registry: OpenAPIRegistry): object {
@@ -70,6 +72,7 @@ export function buildApiDocument(registry: OpenAPIRegistry): object {
     tags: TAGS,
   });
   declareOptionalBodies(document);
+  sharePreflightDeclarations(document);
   return document;
 }
 

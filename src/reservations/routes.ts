@@ -6,7 +6,7 @@ import { HAL_JSON, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { sendTagged } from '../http/validators.js';
+import { ETAG_HEADER, sendTagged } from '../http/validators.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
@@ -117,6 +117,7 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
       responses: {
         201: body('The unit at the target', packagingUnitResourceSchema, SINGLE_RESOURCE, {
           Location: { description: 'The unit at the target', required: true, schema: { type: 'string' } },
+          ...ETAG_HEADER,
         }),
         400: apiError('The target LoadUnit must be created without a loadUnitType, or holds another Product', [
           'owms.wms.inv.pu.loadUnitTypeMissing',

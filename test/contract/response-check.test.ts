@@ -7,7 +7,8 @@ import { checkResponses, takeMismatches } from '../support/contract.js';
 
 /**
  * A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body, 409 with a Thing or
- * without a body (declared apart from `content`, as src/openapi/responses.ts declares such a status).
+ * without a body (declared apart from `content`, as src/openapi/responses.ts declares such a status), 410 with a
+ * Thing declared under `components.responses`.
  */
 const DOCUMENT = {
   openapi: '3.1.0',
@@ -26,6 +27,7 @@ const DOCUMENT = {
             description: 'The thing in the way, or nothing',
             'x-optional-content': { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
           },
+          410: { $ref: '#/components/responses/Gone' },
         },
       },
     },
@@ -34,6 +36,12 @@ const DOCUMENT = {
     },
   },
   components: {
+    responses: {
+      Gone: {
+        description: 'The thing that was',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+      },
+    },
     schemas: {
       Thing: {
         type: 'object',
@@ -64,6 +72,8 @@ function thingsApp(): Express {
       'nothing-in-the-way': () => res.status(409).end(),
       'wrong-in-the-way': () => res.status(409).json({ id: 7 }),
       'html-in-the-way': () => res.status(409).type('text/html').send('<p>thing</p>'),
+      gone: () => res.status(410).json({ id: 'gone' }),
+      'gone-wrong': () => res.status(410).json({ id: 'gone', count: 'many' }),
     };
     answers[req.params.id]!();
   });
@@ -96,7 +106,7 @@ describe('the response contract check (test/support/contract.ts)', () => {
 
   it('reports a status or a Content-Type the operation does not declare, and a body missing', async () => {
     expect(await mismatchesOf('/things/teapot')).toEqual([
-      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404, 409)'),
+      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404, 409, 410)'),
     ]);
     expect(await mismatchesOf('/things/html')).toEqual([
       expect.stringContaining('Content-Type text/html is not declared for 200: application/json'),
@@ -118,6 +128,11 @@ describe('the response contract check (test/support/contract.ts)', () => {
     expect(await mismatchesOf('/things/html-in-the-way')).toEqual([
       expect.stringContaining('Content-Type text/html is not declared for 409: application/json'),
     ]);
+  });
+
+  it('follows a status declared under components.responses and checks the body against its schema', async () => {
+    expect(await mismatchesOf('/things/gone')).toEqual([]);
+    expect(await mismatchesOf('/things/gone-wrong')).toEqual([expect.stringContaining('/count must be integer')]);
   });
 
   it('holds HEAD to the statuses only, and leaves paths and methods without an operation alone', async () => {

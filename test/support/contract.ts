@@ -35,6 +35,8 @@ export interface Mismatch {
 type Content = Readonly<Record<string, { readonly schema?: unknown }>>;
 
 interface ResponseObject {
+  /** A response declared once under `components.responses` (the preflights', src/http/preflight-doc.ts). */
+  readonly $ref?: string;
   readonly content?: Content;
   /**
    * The bodies of a status sometimes answered without one, which the document declares without `content` for
@@ -50,6 +52,7 @@ interface OperationObject {
 
 interface OpenApiDocument {
   readonly paths?: Readonly<Record<string, Readonly<Record<string, OperationObject>>>>;
+  readonly components?: { readonly responses?: Readonly<Record<string, ResponseObject>> };
 }
 
 interface Operation {
@@ -122,7 +125,7 @@ export class ResponseContract {
   private readonly operations: readonly Operation[];
   private readonly validators = new Map<string, ValidateFunction>();
 
-  constructor(document: OpenApiDocument) {
+  constructor(private readonly document: OpenApiDocument) {
     ajvFormats.default(this.ajv);
     this.ajv.addVocabulary(OPENAPI_KEYWORDS);
     // `#/components/schemas/…` references resolve inside the document.
@@ -154,11 +157,11 @@ export class ResponseContract {
     const operation = this.operations.find((each) => each.method === method && each.pattern.test(routed));
     if (!operation) return [];
     const status = String(exchange.status);
-    const declared =
-      operation.responses[status] ?? operation.responses[`${status[0]}XX`] ?? operation.responses.default;
-    if (!declared) {
+    const declaredStatus = [status, `${status[0]}XX`, 'default'].find((key) => operation.responses[key]);
+    if (!declaredStatus) {
       return [`${operation.name} declares no ${status} (it declares ${Object.keys(operation.responses).join(', ')})`];
     }
+    const { declared, at } = this.resolved(operation, declaredStatus);
     if (exchange.method === 'HEAD') return [];
     const contentKey = declared['x-optional-content'] ? 'x-optional-content' : 'content';
     const content = declared[contentKey] ?? {};
@@ -181,14 +184,24 @@ export class ResponseContract {
     } catch {
       return [`the ${type} body is not JSON`];
     }
-    const validate = this.validator(
-      pointer('paths', operation.template, operation.method, 'responses', status, contentKey, type, 'schema'),
-    );
+    const validate = this.validator(pointer(...at, contentKey, type, 'schema'));
     if (validate(value)) return [];
     return [
       `the body does not match the schema of ${status} ${type}:`,
       ...(validate.errors ?? []).slice(0, 12).map((error) => `  ${errorLine(error)}`),
     ];
+  }
+
+  /** The response declared for the status, followed to `components.responses` if it refers there, and where it is. */
+  private resolved(operation: Operation, status: string): { declared: ResponseObject; at: string[] } {
+    const declared = operation.responses[status]!;
+    const shared = /^#\/components\/responses\/([^/]+)$/.exec(declared.$ref ?? '')?.[1];
+    if (shared === undefined) {
+      return { declared, at: ['paths', operation.template, operation.method, 'responses', status] };
+    }
+    const target = this.document.components?.responses?.[shared];
+    if (!target) throw new Error(`${operation.name}: ${status} refers to ${declared.$ref}, which is not there`);
+    return { declared: target, at: ['components', 'responses', shared] };
   }
 
   private validator(schemaPointer: string): ValidateFunction {
