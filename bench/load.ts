@@ -17,6 +17,8 @@ export interface PlannedRequest {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   readonly body?: string;
+  /** Headers of this request alone (e.g. an If-None-Match naming the resource's tag). */
+  readonly headers?: Record<string, string>;
   /** Groups the statistics of a mixed workload. */
   readonly kind?: string;
 }
@@ -122,6 +124,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
               (context as { kind?: string }).kind = planned.kind ?? 'request';
               const headers = {
                 ...request.headers,
+                ...planned.headers,
                 ...(planned.body && { 'content-type': 'application/json' }),
                 ...(options.requestIdPrefix && { 'x-request-id': `${options.requestIdPrefix}-${++requests}` }),
               };

@@ -14,7 +14,9 @@ const MAX_WAIT_SECONDS = 30;
 
 export const feedQuerySchema = z.object({
   after: cursorSchema.optional().openapi({
-    description: 'The `next` of the previous answer; without it, the feed starts at the oldest event kept',
+    description:
+      'The `next` of the previous answer; without it, the JSON feed starts at the oldest event kept, an event ' +
+      'stream with the next event committed (D33)',
   }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   // Stated in full: zod-to-openapi reads a coercion that takes null (as 0) as nullable; a query has no null.

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 /** D33: what a page may send besides the simple headers, and what it may read of an answer. */
-const ALLOWED_HEADERS = [
+export const ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Accept',
@@ -13,7 +13,7 @@ const ALLOWED_HEADERS = [
 ].join(', ');
 const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed'].join(', ');
 /** Browsers cap it lower themselves (Chromium at 2 h); ten minutes keeps a changed setting from lingering long. */
-const PREFLIGHT_MAX_AGE_SECONDS = 600;
+export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
  * D33: cross-origin access for the listed origins only. It runs before authentication, so a preflight (which a

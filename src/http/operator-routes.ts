@@ -5,10 +5,11 @@ import express, { type Express, type Request, type Response } from 'express';
 import type pg from 'pg';
 import type { ReadReplica } from '../db/read-replica.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { body } from '../openapi/responses.js';
+import { body, declareOptionalBodies } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { databaseProbe } from './database-probe.js';
 import { JSON_TYPE } from './media-types.js';
+import { PREFLIGHT_TAG, sharePreflightDeclarations } from './preflight-doc.js';
 import type { Metrics } from './metrics.js';
 import type { Routes } from './routing.js';
 
@@ -52,11 +53,12 @@ const TAGS = [
   { name: 'Allocation', description: 'Reserving stock for picking and releasing reservations' },
   { name: 'Events', description: 'The change feed of stock events (D29)' },
   { name: 'Operations', description: 'Health, metrics and this document (D25)' },
+  { name: PREFLIGHT_TAG, description: 'Preflights of browser pages on the origins in CORS_ALLOWED_ORIGINS (D33)' },
 ];
 
 export function buildApiDocument(registry: OpenAPIRegistry): object {
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Inventory Service API',
@@ -69,6 +71,9 @@ export function buildApiDocument(registry: OpenAPIRegistry): object {
     security: [{ bearerAuth: [] }],
     tags: TAGS,
   });
+  declareOptionalBodies(document);
+  sharePreflightDeclarations(document);
+  return document;
 }
 
 /** D25's health body; `components.events` only with AMQP_URL (D28). */

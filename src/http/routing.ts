@@ -11,8 +11,16 @@ import { BodyBudget, declaredLength, readPieces, readText } from './body.js';
 import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
-import { apiError, mergeResponses, noBody, serverError, type ResponseDoc } from '../openapi/responses.js';
+import {
+  apiError,
+  BODY_OPTIONAL,
+  mergeResponses,
+  noBody,
+  serverError,
+  type ResponseDoc,
+} from '../openapi/responses.js';
 import { ETAG_HEADER, PRECONDITION_FAILED } from './validators.js';
+import { PREFLIGHT_DOC, PREFLIGHT_TAG } from './preflight-doc.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `ndjson` is a streamed body: left unread for the handler, which reads it line by line (see readLines). */
@@ -257,6 +265,8 @@ const idempotencyHeaders = z.object({
     .openapi({ description: 'Makes a retry of this write answer the first response instead of doing it again' }),
 });
 
+const HOST_REFUSED = serverError('The Host header is no host name, or not one of ALLOWED_HOSTS');
+
 /** The answers a route can give because of its shape rather than its logic. */
 function standardResponses(definition: RouteDefinition, idempotent: boolean): Record<number, ResponseDoc> {
   const { doc } = definition;
@@ -264,7 +274,7 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
   const add = (status: number, response: ResponseDoc): void => {
     standard[status] = standard[status] ? mergeResponses(standard[status], response) : response;
   };
-  add(400, serverError('The Host header is no host name, or not one of ALLOWED_HOSTS'));
+  add(400, HOST_REFUSED);
   if (doc.request?.params || doc.request?.query || doc.request?.body || definition.consumes) {
     add(400, apiError('The request is not valid', ['core.validation.error']));
   }
@@ -330,6 +340,41 @@ function withHeaders(response: ResponseDoc, headers: ResponseDoc['headers']): Re
   return { ...response, headers: { ...response.headers, ...headers } };
 }
 
+/** Each status as zod-to-openapi registers it, with the headers every answer (and every success) may carry. */
+function responseConfigs(
+  responses: Readonly<Record<number, ResponseDoc>>,
+  successHeaders: ResponseDoc['headers'],
+): RouteConfig['responses'] {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => {
+      const full = withHeaders(response, {
+        ...REQUEST_ID_HEADER,
+        ...GENERAL_HEADERS,
+        ...(Number(status) < 300 ? successHeaders : {}),
+      });
+      return [
+        status,
+        {
+          description: full.description,
+          ...(full.headers && {
+            headers: Object.fromEntries(
+              Object.entries(full.headers).map(([name, header]) => [
+                name,
+                { ...header, schema: header.schema ?? { type: 'string' } },
+              ]),
+            ),
+          }),
+          ...(full.content && {
+            content: Object.fromEntries(Object.entries(full.content).map(([type, schema]) => [type, { schema }])),
+          }),
+          // The status may come without its body: declareOptionalBodies takes its content out of `content`.
+          ...(full.bodyOptional && { [BODY_OPTIONAL]: true }),
+        } as ResponseConfig,
+      ];
+    }),
+  );
+}
+
 /** The operation as zod-to-openapi registers it. */
 function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteConfig {
   const { doc } = definition;
@@ -339,7 +384,6 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     responses[Number(status)] = declared ? mergeResponses(declared, response) : response;
   }
   const replayed = { 'Idempotent-Replayed': { description: '`true` on a repeated answer to an Idempotency-Key' } };
-  const tagged = doc.validators ? ETAG_HEADER : {};
   const requestHeaders = [
     ...(idempotent ? [idempotencyHeaders] : []),
     ...(doc.validators ? [conditionalHeaders[doc.validators]] : []),
@@ -365,36 +409,29 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
       }),
       ...(bodies.length > 0 && { body: { required: true, content: Object.fromEntries(bodies) } }),
     },
-    responses: Object.fromEntries(
-      Object.entries(responses).map(([status, response]) => {
-        const success = Number(status) < 300;
-        const full = withHeaders(response, {
-          ...REQUEST_ID_HEADER,
-          ...GENERAL_HEADERS,
-          ...(success && idempotent ? replayed : {}),
-          ...(success ? tagged : {}),
-        });
-        return [
-          status,
-          {
-            description: full.description,
-            ...(full.headers && {
-              headers: Object.fromEntries(
-                Object.entries(full.headers).map(([name, header]) => [
-                  name,
-                  { ...header, schema: header.schema ?? { type: 'string' } },
-                ]),
-              ),
-            }),
-            ...(full.content && {
-              content: Object.fromEntries(Object.entries(full.content).map(([type, schema]) => [type, { schema }])),
-            }),
-            // An extension the tests' response check reads: the status may come without its body.
-            ...(full.bodyOptional && { 'x-body-optional': true }),
-          } as ResponseConfig,
-        ];
-      }),
-    ),
+    responses: responseConfigs(responses, {
+      ...(idempotent ? replayed : {}),
+      ...(doc.validators ? ETAG_HEADER : {}),
+    }),
+  };
+}
+
+/**
+ * D33's preflight, which the CORS middleware answers on every path of the table before any route: declared once
+ * per path, so that the preflight's status and headers are in the document beside the path's operations.
+ */
+function preflightConfig(path: string, params: ZodObject | undefined): RouteConfig {
+  const name = path.replace(/[^A-Za-z0-9]+/g, '-').replace(/-$/, '');
+  return {
+    method: 'options',
+    path: openApiPath(path),
+    operationId: `cors-preflight${name}`,
+    summary: PREFLIGHT_DOC.summary,
+    description: PREFLIGHT_DOC.description,
+    tags: [PREFLIGHT_TAG],
+    security: [],
+    request: { ...(params && { params }), headers: PREFLIGHT_DOC.headers },
+    responses: responseConfigs({ ...PREFLIGHT_DOC.responses, 400: HOST_REFUSED }, {}),
   };
 }
 
@@ -409,6 +446,8 @@ export class Routes {
   private readonly matchers: { method: Method; pattern: string; matches: (path: string) => boolean }[] = [];
 
   private readonly registry: OpenAPIRegistry | undefined;
+  /** The paths whose preflight the document declares already. */
+  private readonly preflightDeclared = new Set<string>();
   private readonly idempotency: Idempotency | undefined;
   private readonly requiredScopes: RequiredScopes;
   private readonly budget: BodyBudget;
@@ -453,6 +492,10 @@ export class Routes {
     });
     if (this.registry && !definition.doc.hidden) {
       this.registry.registerPath(routeConfig(definition, writes && this.idempotency !== undefined));
+      if (!this.preflightDeclared.has(definition.path)) {
+        this.preflightDeclared.add(definition.path);
+        this.registry.registerPath(preflightConfig(definition.path, definition.doc.request?.params));
+      }
     }
     return this;
   }

@@ -45,7 +45,10 @@ export interface ResponseDoc {
   readonly description: string;
   readonly content?: Readonly<Record<string, ZodType>>;
   readonly headers?: Readonly<Record<string, HeaderDoc>>;
-  /** The status is sometimes answered without a body although it has one otherwise (e.g. D11's 404 of a UOM). */
+  /**
+   * The status is sometimes answered without a body although it has one otherwise (e.g. D11's 404 of a UOM): the
+   * document declares it without `content` (see declareOptionalBodies).
+   */
   readonly bodyOptional?: boolean;
 }
 
@@ -92,4 +95,35 @@ export function mergeResponses(first: ResponseDoc, second: ResponseDoc): Respons
     ...(Object.keys(headers).length > 0 && { headers }),
     ...((first.bodyOptional || second.bodyOptional || !first.content !== !second.content) && { bodyOptional: true }),
   };
+}
+
+/** Marks a response in the generated document whose `content` declareOptionalBodies moves aside. */
+export const BODY_OPTIONAL = 'x-body-optional';
+/** Where the bodies a status may come with stay, for the test suite's response check (test/support/contract.ts). */
+export const OPTIONAL_CONTENT = 'x-optional-content';
+
+interface GeneratedResponse {
+  content?: unknown;
+  [BODY_OPTIONAL]?: boolean;
+  [OPTIONAL_CONTENT]?: unknown;
+}
+
+/**
+ * A status answered sometimes without a body is declared without `content`, its bodies kept under
+ * OPTIONAL_CONTENT. Standard tools (Prism's proxy validation) hold an answer of a status with `content` to one of its
+ * media types, which an empty answer without Content-Type never matches, and take a status without `content` as one
+ * whose body they leave unchecked (stoplightio/prism#774). Run on the generated document: only its `content` has the
+ * zod schemas converted to JSON Schema.
+ */
+export function declareOptionalBodies(document: { paths?: object }): void {
+  for (const item of Object.values(document.paths ?? {}) as Record<string, { responses?: object }>[]) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {}) as GeneratedResponse[]) {
+        if (response[BODY_OPTIONAL] !== true) continue;
+        delete response[BODY_OPTIONAL];
+        response[OPTIONAL_CONTENT] = response.content;
+        delete response.content;
+      }
+    }
+  }
 }

@@ -100,9 +100,12 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
       responses: {
         200: body('NDJSON: nothing created; what was skipped and updated', productImportResultSchema, [JSON_TYPE]),
         201: {
-          ...body('Created; no body, or for NDJSON what was created, skipped and updated', productImportResultSchema, [
-            JSON_TYPE,
-          ]),
+          ...body(
+            'Created: no body; for NDJSON a ProductImportResult (application/json), what was created, skipped and ' +
+              'updated',
+            productImportResultSchema,
+            [JSON_TYPE],
+          ),
           headers: {
             Location: {
               description: 'The new Product, only when exactly one was sent (and created)',
@@ -190,8 +193,8 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
         },
         404: {
           ...apiError(
-            'No Product with this SKU (not.found); or, without a body, a uom that is not a unit of measure of the ' +
-              'Product (D11)',
+            'No Product with this SKU: an ApiDeclinedError with messageKey not.found (application/hal+json); or, ' +
+              'with uom, a unit of measure the Product does not have: no body at all (D11)',
           ),
           bodyOptional: true,
         },

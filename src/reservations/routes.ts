@@ -6,6 +6,7 @@ import { HAL_JSON, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
+import { ETAG_HEADER, sendTagged } from '../http/validators.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
@@ -21,6 +22,7 @@ import {
   reservationResource,
   reservationResourceSchema,
   reservationSchema,
+  reservationVersion,
   reservationView,
 } from './view.js';
 
@@ -41,10 +43,12 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
       const detail = await reads.run((db) => findReservation(db, reservationId));
-      sendJson(res, 200, reservationResource(detail, linkTo(req, reservationPath(detail.reservation.reservationId))));
+      const self = linkTo(req, reservationPath(detail.reservation.reservationId));
+      sendTagged(res, reservationVersion(detail), reservationResource(detail, self));
     },
     doc: {
       operationId: 'reservations-findbyid',
+      validators: 'read',
       tags,
       summary: 'One reservation: its state and what it holds, or held when it ended',
       request: { params: reservationParamsSchema },
@@ -113,6 +117,7 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
       responses: {
         201: body('The unit at the target', packagingUnitResourceSchema, SINGLE_RESOURCE, {
           Location: { description: 'The unit at the target', required: true, schema: { type: 'string' } },
+          ...ETAG_HEADER,
         }),
         400: apiError('The target LoadUnit must be created without a loadUnitType, or holds another Product', [
           'owms.wms.inv.pu.loadUnitTypeMissing',

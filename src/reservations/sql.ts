@@ -11,6 +11,8 @@ export interface ReservationRow {
   productId: number;
   sku: string;
   productBaseCode: string;
+  /** The Product's `ol`: its SKU and base unit are part of the reservation's representation (D33's tag). */
+  productOl: number;
   qtyBase: string;
   state: ReservationState;
   externalRef: string | null;
@@ -31,7 +33,7 @@ export interface ReservationPart {
 }
 
 const RESERVATION_COLUMNS = `r.id, r.reservation_id AS "reservationId", r.product_id AS "productId", p.sku,
-       p.base_unit_code AS "productBaseCode", r.qty_base::text AS "qtyBase", r.state, r.external_ref AS "externalRef",
+       p.base_unit_code AS "productBaseCode", p.ol AS "productOl", r.qty_base::text AS "qtyBase", r.state, r.external_ref AS "externalRef",
        r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.ended_at AS "endedAt"`;
 
 const PART_COLUMNS = `id, reservation_id AS "reservationId", packaging_unit_id AS "packagingUnitId",

@@ -1,5 +1,6 @@
 import { inProductUnit } from '../allocation/events.js';
 import { linkSchema, type Link } from '../http/links.js';
+import type { Version } from '../http/validators.js';
 import { put, type Json } from '../http/view.js';
 import { z } from '../openapi/zod.js';
 import { Dec } from '../units/decimal.js';
@@ -63,4 +64,18 @@ export function reservationView({ reservation, parts }: ReservationDetail): Json
 
 export function reservationResource(detail: ReservationDetail, self: Link): Json {
   return { ...reservationView(detail), _links: { self } };
+}
+
+/**
+ * D33's tag of a reservation. `reservation_life` has no version column, so the version is made of what the read
+ * returns anyway that changes with each change of the representation: the state (a release, expiry or issue ends
+ * it, once), the newest part's id and the number of picked parts (a pick either inserts a part, whose id is above
+ * every earlier one, or marks one picked; nothing else changes a part), and the Product's `ol` (its SKU and base
+ * unit are shown).
+ */
+export function reservationVersion({ reservation, parts }: ReservationDetail): Version {
+  // Parts come in id order.
+  const newestPartId = parts.at(-1)?.id;
+  const pickedParts = parts.filter((part) => part.picked).length;
+  return [reservation.reservationId, reservation.state, newestPartId, pickedParts, reservation.productOl];
 }

@@ -5,7 +5,11 @@ import type * as appModule from '../../src/app.js';
 import { createApp } from '../../src/app.js';
 import { checkResponses, takeMismatches } from '../support/contract.js';
 
-/** A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body. */
+/**
+ * A document that declares GET /things/{id}: 200 with a Thing in JSON, 404 without a body, 409 with a Thing or
+ * without a body (declared apart from `content`, as src/openapi/responses.ts declares such a status), 410 with a
+ * Thing declared under `components.responses`.
+ */
 const DOCUMENT = {
   openapi: '3.1.0',
   info: { title: 'things', version: '1' },
@@ -19,6 +23,11 @@ const DOCUMENT = {
             content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
           },
           404: { description: 'No such thing' },
+          409: {
+            description: 'The thing in the way, or nothing',
+            'x-optional-content': { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+          },
+          410: { $ref: '#/components/responses/Gone' },
         },
       },
     },
@@ -27,6 +36,12 @@ const DOCUMENT = {
     },
   },
   components: {
+    responses: {
+      Gone: {
+        description: 'The thing that was',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+      },
+    },
     schemas: {
       Thing: {
         type: 'object',
@@ -53,6 +68,12 @@ function thingsApp(): Express {
       missing: () => res.status(404).end(),
       empty: () => res.status(200).end(),
       teapot: () => res.status(418).json({ id: 'teapot' }),
+      'in-the-way': () => res.status(409).json({ id: 'in-the-way' }),
+      'nothing-in-the-way': () => res.status(409).end(),
+      'wrong-in-the-way': () => res.status(409).json({ id: 7 }),
+      'html-in-the-way': () => res.status(409).type('text/html').send('<p>thing</p>'),
+      gone: () => res.status(410).json({ id: 'gone' }),
+      'gone-wrong': () => res.status(410).json({ id: 'gone', count: 'many' }),
     };
     answers[req.params.id]!();
   });
@@ -85,7 +106,7 @@ describe('the response contract check (test/support/contract.ts)', () => {
 
   it('reports a status or a Content-Type the operation does not declare, and a body missing', async () => {
     expect(await mismatchesOf('/things/teapot')).toEqual([
-      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404)'),
+      expect.stringContaining('GET /things/{id} (thing-get) declares no 418 (it declares 200, 404, 409, 410)'),
     ]);
     expect(await mismatchesOf('/things/html')).toEqual([
       expect.stringContaining('Content-Type text/html is not declared for 200: application/json'),
@@ -96,6 +117,22 @@ describe('the response contract check (test/support/contract.ts)', () => {
     expect(await mismatchesOf('/things/empty')).toEqual([
       expect.stringContaining('no body, but GET /things/{id} (thing-get) declares 200 with a body in application/json'),
     ]);
+  });
+
+  it('passes a status declared with x-optional-content with or without a body, and checks a body that comes', async () => {
+    expect(await mismatchesOf('/things/in-the-way')).toEqual([]);
+    expect(await mismatchesOf('/things/nothing-in-the-way')).toEqual([]);
+    expect(await mismatchesOf('/things/wrong-in-the-way')).toEqual([
+      expect.stringContaining('the body does not match the schema of 409 application/json'),
+    ]);
+    expect(await mismatchesOf('/things/html-in-the-way')).toEqual([
+      expect.stringContaining('Content-Type text/html is not declared for 409: application/json'),
+    ]);
+  });
+
+  it('follows a status declared under components.responses and checks the body against its schema', async () => {
+    expect(await mismatchesOf('/things/gone')).toEqual([]);
+    expect(await mismatchesOf('/things/gone-wrong')).toEqual([expect.stringContaining('/count must be integer')]);
   });
 
   it('holds HEAD to the statuses only, and leaves paths and methods without an operation alone', async () => {

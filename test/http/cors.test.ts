@@ -68,6 +68,16 @@ describe('CORS with CORS_ALLOWED_ORIGINS (D33)', () => {
     expect(response.headers.vary).toContain('Origin');
   });
 
+  it('answers an OPTIONS that is no preflight, with a token, with the methods of the path, as the document says', async () => {
+    const response = await request(ctx.app).options('/v1/products').set('Origin', PAGE).set('Authorization', bearer());
+
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('text/plain');
+    expect(response.headers.allow).toBe('GET, HEAD, POST, PUT');
+    expect(response.text).toBe('GET, HEAD, POST, PUT');
+    expect(response.headers['access-control-allow-origin']).toBe(PAGE);
+  });
+
   it('compares origins without regard to case, and answers with the origin as the browser sent it', async () => {
     const response = await request(ctx.app).get('/index').set('Origin', 'HTTPS://UI.example');
 

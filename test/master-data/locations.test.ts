@@ -374,9 +374,9 @@ describe('OpenAPI document', () => {
 
     expect(response.status).toBe(200);
     const paths = response.body.paths as Record<string, Record<string, unknown>>;
-    expect(Object.keys(paths['/v1/locations']!).sort()).toEqual(['get', 'put']);
-    expect(Object.keys(paths['/v1/location-groups']!).sort()).toEqual(['get', 'put']);
-    expect(Object.keys(paths['/v1/transport-units']!).sort()).toEqual(['get', 'patch', 'post']);
+    expect(Object.keys(paths['/v1/locations']!).sort()).toEqual(['get', 'options', 'put']);
+    expect(Object.keys(paths['/v1/location-groups']!).sort()).toEqual(['get', 'options', 'put']);
+    expect(Object.keys(paths['/v1/transport-units']!).sort()).toEqual(['get', 'options', 'patch', 'post']);
     expect(response.body.components.schemas).toHaveProperty('LocationUpsert');
   });
 });

@@ -25,8 +25,8 @@ describe('GET /v3/api-docs (D25)', () => {
     expect(document.openapi).toMatch(/^3\.1\./);
     const products = document.paths['/v1/products'] ?? {};
     const byKey = document.paths['/v1/products/{pKey}'] ?? {};
-    expect(Object.keys(products).sort()).toEqual(['get', 'post', 'put']);
-    expect(Object.keys(byKey).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(products).sort()).toEqual(['get', 'options', 'post', 'put']);
+    expect(Object.keys(byKey).sort()).toEqual(['delete', 'get', 'options']);
     expect({
       create: products.post?.operationId,
       findAll: products.get?.operationId,

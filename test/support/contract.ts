@@ -32,10 +32,17 @@ export interface Mismatch {
   readonly text: string;
 }
 
+type Content = Readonly<Record<string, { readonly schema?: unknown }>>;
+
 interface ResponseObject {
-  readonly content?: Readonly<Record<string, { readonly schema?: unknown }>>;
-  /** Set by src/http/routing.ts on a status sometimes answered without its body. */
-  readonly 'x-body-optional'?: boolean;
+  /** A response declared once under `components.responses` (the preflights', src/http/preflight-doc.ts). */
+  readonly $ref?: string;
+  readonly content?: Content;
+  /**
+   * The bodies of a status sometimes answered without one, which the document declares without `content` for
+   * standard tools (src/openapi/responses.ts, declareOptionalBodies): checked here when a body comes.
+   */
+  readonly 'x-optional-content'?: Content;
 }
 
 interface OperationObject {
@@ -45,6 +52,7 @@ interface OperationObject {
 
 interface OpenApiDocument {
   readonly paths?: Readonly<Record<string, Readonly<Record<string, OperationObject>>>>;
+  readonly components?: { readonly responses?: Readonly<Record<string, ResponseObject>> };
 }
 
 interface Operation {
@@ -117,7 +125,7 @@ export class ResponseContract {
   private readonly operations: readonly Operation[];
   private readonly validators = new Map<string, ValidateFunction>();
 
-  constructor(document: OpenApiDocument) {
+  constructor(private readonly document: OpenApiDocument) {
     ajvFormats.default(this.ajv);
     this.ajv.addVocabulary(OPENAPI_KEYWORDS);
     // `#/components/schemas/…` references resolve inside the document.
@@ -149,16 +157,17 @@ export class ResponseContract {
     const operation = this.operations.find((each) => each.method === method && each.pattern.test(routed));
     if (!operation) return [];
     const status = String(exchange.status);
-    const declared =
-      operation.responses[status] ?? operation.responses[`${status[0]}XX`] ?? operation.responses.default;
-    if (!declared) {
+    const declaredStatus = [status, `${status[0]}XX`, 'default'].find((key) => operation.responses[key]);
+    if (!declaredStatus) {
       return [`${operation.name} declares no ${status} (it declares ${Object.keys(operation.responses).join(', ')})`];
     }
+    const { declared, at } = this.resolved(operation, declaredStatus);
     if (exchange.method === 'HEAD') return [];
-    const content = declared.content ?? {};
+    const contentKey = declared['x-optional-content'] ? 'x-optional-content' : 'content';
+    const content = declared[contentKey] ?? {};
     const declaredTypes = Object.keys(content);
     if (exchange.body?.length === 0) {
-      return declaredTypes.length === 0 || declared['x-body-optional'] === true
+      return declaredTypes.length === 0 || contentKey === 'x-optional-content'
         ? []
         : [`no body, but ${operation.name} declares ${status} with a body in ${declaredTypes.join(', ')}`];
     }
@@ -175,14 +184,24 @@ export class ResponseContract {
     } catch {
       return [`the ${type} body is not JSON`];
     }
-    const validate = this.validator(
-      pointer('paths', operation.template, operation.method, 'responses', status, 'content', type, 'schema'),
-    );
+    const validate = this.validator(pointer(...at, contentKey, type, 'schema'));
     if (validate(value)) return [];
     return [
       `the body does not match the schema of ${status} ${type}:`,
       ...(validate.errors ?? []).slice(0, 12).map((error) => `  ${errorLine(error)}`),
     ];
+  }
+
+  /** The response declared for the status, followed to `components.responses` if it refers there, and where it is. */
+  private resolved(operation: Operation, status: string): { declared: ResponseObject; at: string[] } {
+    const declared = operation.responses[status]!;
+    const shared = /^#\/components\/responses\/([^/]+)$/.exec(declared.$ref ?? '')?.[1];
+    if (shared === undefined) {
+      return { declared, at: ['paths', operation.template, operation.method, 'responses', status] };
+    }
+    const target = this.document.components?.responses?.[shared];
+    if (!target) throw new Error(`${operation.name}: ${status} refers to ${declared.$ref}, which is not there`);
+    return { declared: target, at: ['components', 'responses', shared] };
   }
 
   private validator(schemaPointer: string): ValidateFunction {

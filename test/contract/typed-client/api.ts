@@ -12,7 +12,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -29,7 +33,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-products-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -46,7 +54,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-load-units-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -63,7 +75,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -80,7 +96,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-events-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -97,7 +117,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-reservations-index'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -122,7 +146,11 @@ export interface paths {
      */
     post: operations['products-create'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-products'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -140,7 +168,11 @@ export interface paths {
     post?: never;
     /** Delete a Product that nothing uses any more */
     delete: operations['products-delete'];
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-products-pKey'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -161,7 +193,11 @@ export interface paths {
     put: operations['location-groups-upsert'];
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-location-groups'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -185,7 +221,11 @@ export interface paths {
     put: operations['locations-upsert'];
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-locations'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -203,7 +243,11 @@ export interface paths {
     /** Create a TransportUnit on a Location, or complete one registered on the spot */
     post: operations['transport-units-create'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-units'];
     head?: never;
     /** Move a TransportUnit to the Location with the ERP code newLocation */
     patch: operations['transport-units-move'];
@@ -221,7 +265,11 @@ export interface paths {
     /** Divide a TransportUnit into LoadUnits at positions "1" … "parts" */
     post: operations['lu-divide'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-unit'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -242,7 +290,11 @@ export interface paths {
     put: operations['lu-putproductinto'];
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-load-units-pKey'];
     head?: never;
     /** Lock the LoadUnit for allocation, or release it */
     patch: operations['lu-changelock'];
@@ -260,7 +312,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-units-transportUnitBK-load-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -277,7 +333,11 @@ export interface paths {
     put: operations['packaging-units-movebetweenlocations'];
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-move-between-locations'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -294,7 +354,11 @@ export interface paths {
     put: operations['packaging-units-movefromlocationtoloadunit'];
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-move-to-load-unit'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -313,7 +377,11 @@ export interface paths {
     post?: never;
     /** Delete one PackagingUnit */
     delete: operations['packaging-units-deletebypkey'];
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-pKey'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -332,7 +400,11 @@ export interface paths {
     /** Create PackagingUnits in a LoadUnit (created with loadUnitType when missing) */
     post: operations['packaging-units-create'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-units-transportUnitBK-load-units-luPos-packaging-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -349,7 +421,11 @@ export interface paths {
     /** Lock a quantity of a Product in a LoadUnit with a problem message */
     post: operations['packaging-units-reportproblemforpuinlu'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-units-transportUnitBK-load-units-luPos-packaging-units-failures'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -366,7 +442,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-transport-units-transportUnitBK-load-units-packaging-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -383,7 +463,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v2-transport-units-transportUnitBK-load-units-packaging-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -400,7 +484,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-load-units-pKey-packaging-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -422,7 +510,11 @@ export interface paths {
     post: operations['packaging-units-createonlocation'];
     /** Remove a quantity (or all) of a Product from a Location */
     delete: operations['packaging-units-deleteonlocation'];
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -439,7 +531,11 @@ export interface paths {
     /** Make a LOCKED unit AVAILABLE again */
     post: operations['packaging-units-releasepu'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-pKey-release'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -456,7 +552,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-packaging-units-pKey-movements'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -476,7 +576,11 @@ export interface paths {
      */
     post: operations['allocate'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-transport-units'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -494,7 +598,11 @@ export interface paths {
     post?: never;
     /** Release a reservation (idempotent); an expired or issued one stays as it ended */
     delete: operations['release-reservation'];
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-reservations-reservationId'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -511,7 +619,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-reservations'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -531,7 +643,11 @@ export interface paths {
      */
     post: operations['reservations-pick'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-reservations-reservationId-picks'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -548,7 +664,11 @@ export interface paths {
     /** Goods issue: what the reservation holds leaves stock (idempotent) */
     post: operations['reservations-issue'];
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-allocation-reservations-reservationId-issue'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -568,7 +688,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-stock'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -588,7 +712,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v1-events'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -605,7 +733,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-browser'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -622,7 +754,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-actuator-health'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -639,7 +775,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-actuator-health-liveness'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -656,7 +796,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-actuator-health-readiness'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -673,7 +817,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-actuator-prometheus'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -690,7 +838,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-v3-api-docs'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -707,7 +859,11 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-swagger-ui'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -1890,8 +2046,100 @@ export interface components {
       status: 'UP' | 'DOWN' | 'OUT_OF_SERVICE';
     };
   };
-  responses: never;
-  parameters: never;
+  responses: {
+    /** @description No preflight of a listed origin, with a token: the methods of this path */
+    Preflight200: {
+      headers: {
+        /** @description This path's methods */
+        Allow?: string;
+        /** @description The request's id: the client's X-Request-Id, or a new UUID */
+        'X-Request-Id'?: string;
+        /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+        'Access-Control-Allow-Origin'?: string;
+        /** @description The headers a page of a listed Origin may read (D33) */
+        'Access-Control-Expose-Headers'?: string;
+        /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+        Vary?: string;
+        /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+        'Content-Encoding'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'text/plain': string;
+      };
+    };
+    /** @description The preflight of a listed origin; no token needed */
+    Preflight204: {
+      headers: {
+        /** @description This path's methods, HEAD beside GET */
+        'Access-Control-Allow-Methods'?: string;
+        /** @description The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id */
+        'Access-Control-Allow-Headers'?: string;
+        /** @description Seconds a browser may keep the answer: 600 */
+        'Access-Control-Max-Age'?: number;
+        /** @description The request's id: the client's X-Request-Id, or a new UUID */
+        'X-Request-Id'?: string;
+        /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+        'Access-Control-Allow-Origin'?: string;
+        /** @description The headers a page of a listed Origin may read (D33) */
+        'Access-Control-Expose-Headers'?: string;
+        /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+        Vary?: string;
+        /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+        'Content-Encoding'?: string;
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+    /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+    Preflight400: {
+      headers: {
+        /** @description The request's id: the client's X-Request-Id, or a new UUID */
+        'X-Request-Id'?: string;
+        /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+        'Access-Control-Allow-Origin'?: string;
+        /** @description The headers a page of a listed Origin may read (D33) */
+        'Access-Control-Expose-Headers'?: string;
+        /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+        Vary?: string;
+        /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+        'Content-Encoding'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ServerDeclinedError'];
+      };
+    };
+    /** @description No preflight of a listed origin, and no valid bearer token */
+    Preflight401: {
+      headers: {
+        /** @description Bearer */
+        'WWW-Authenticate'?: string;
+        /** @description The request's id: the client's X-Request-Id, or a new UUID */
+        'X-Request-Id'?: string;
+        /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+        'Access-Control-Allow-Origin'?: string;
+        /** @description The headers a page of a listed Origin may read (D33) */
+        'Access-Control-Expose-Headers'?: string;
+        /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+        Vary?: string;
+        /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+        'Content-Encoding'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ServerDeclinedError'];
+      };
+    };
+  };
+  parameters: {
+    /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+    Origin: string;
+    /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+    'Access-Control-Request-Method': string;
+    /** @description The headers the page means to send */
+    'Access-Control-Request-Headers': string;
+  };
   requestBodies: never;
   headers: never;
   pathItems: never;
@@ -1989,6 +2237,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'product-index': {
@@ -2124,6 +2394,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-products-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'load-unit-index': {
     parameters: {
       query?: never;
@@ -2255,6 +2547,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-load-units-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'packaging-unit-index': {
@@ -2390,6 +2704,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-packaging-units-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'events-index': {
     parameters: {
       query?: never;
@@ -2523,6 +2859,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-events-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'reservations-index': {
     parameters: {
       query?: never;
@@ -2654,6 +3012,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-allocation-reservations-index': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'products-findall': {
@@ -2794,7 +3174,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description No Product with this SKU (not.found); or, without a body, a uom that is not a unit of measure of the Product (D11) */
+      /** @description No Product with this SKU: an ApiDeclinedError with messageKey not.found (application/hal+json); or, with uom, a unit of measure the Product does not have: no body at all (D11) */
       404: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -2809,9 +3189,7 @@ export interface operations {
           'Content-Encoding'?: string;
           [name: string]: unknown;
         };
-        content: {
-          'application/hal+json': components['schemas']['ApiDeclinedError'];
-        };
+        content?: never;
       };
       /** @description None of the media types in Accept is available */
       406: {
@@ -3154,7 +3532,7 @@ export interface operations {
           'application/json': components['schemas']['ProductImportResult'];
         };
       };
-      /** @description Created; no body, or for NDJSON what was created, skipped and updated */
+      /** @description Created: no body; for NDJSON a ProductImportResult (application/json), what was created, skipped and updated */
       201: {
         headers: {
           /** @description The new Product, only when exactly one was sent (and created) */
@@ -3173,9 +3551,7 @@ export interface operations {
           'Idempotent-Replayed'?: string;
           [name: string]: unknown;
         };
-        content: {
-          'application/json': components['schemas']['ProductImportResult'];
-        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
       400: {
@@ -3353,6 +3729,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-products': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'products-findbyspkey': {
@@ -3702,6 +4100,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-products-pKey': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'location-groups-findbyname': {
@@ -4068,6 +4490,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-location-groups': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'locations-find': {
@@ -4438,6 +4882,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-locations': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'transport-units-findbybk': {
     parameters: {
       query: {
@@ -4804,6 +5270,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-transport-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'transport-units-move': {
@@ -5175,6 +5663,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-transport-unit': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'lu-findbypkey': {
@@ -5566,6 +6076,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-load-units-pKey': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'lu-changelock': {
@@ -5978,6 +6512,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-transport-units-transportUnitBK-load-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        transportUnitBK: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-movebetweenlocations': {
     parameters: {
       query?: never;
@@ -6191,6 +6749,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-packaging-units-move-between-locations': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-movefromlocationtoloadunit': {
     parameters: {
       query?: never;
@@ -6402,6 +6982,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-packaging-units-move-to-load-unit': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'packaging-units-findbypkey': {
@@ -7013,6 +7615,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-packaging-units-pKey': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-findontuandlu': {
     parameters: {
       query?: never;
@@ -7619,6 +8245,33 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-transport-units-transportUnitBK-load-units-luPos-packaging-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        /** @description Business key of the TransportUnit */
+        transportUnitBK: string;
+        /** @description Position of the LoadUnit on the TransportUnit */
+        luPos: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-reportproblemforpuinlu': {
     parameters: {
       query?: never;
@@ -7842,6 +8495,33 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-transport-units-transportUnitBK-load-units-luPos-packaging-units-failures': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        /** @description Business key of the TransportUnit */
+        transportUnitBK: string;
+        /** @description Position of the LoadUnit on the TransportUnit */
+        luPos: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-findontu-v1': {
     parameters: {
       query?: never;
@@ -7977,6 +8657,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-transport-units-transportUnitBK-load-units-packaging-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        transportUnitBK: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-findontu-v2': {
     parameters: {
       query?: never;
@@ -8110,6 +8814,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v2-transport-units-transportUnitBK-load-units-packaging-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        transportUnitBK: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'lu-findpuinlu': {
@@ -8264,6 +8992,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-load-units-pKey-packaging-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'packaging-units-findforproduct': {
@@ -8917,6 +9669,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-packaging-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-releasepu': {
     parameters: {
       query?: never;
@@ -9114,6 +9888,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-packaging-units-pKey-release': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'packaging-units-movements': {
     parameters: {
       query?: {
@@ -9270,6 +10068,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-v1-packaging-units-pKey-movements': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        pKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   allocate: {
@@ -9513,10 +10335,35 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-allocation-transport-units': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'reservations-findbyid': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description An ETag read before: 304 without a body while the resource is unchanged */
+        'If-None-Match'?: string;
+      };
       path: {
         reservationId: string;
       };
@@ -9537,12 +10384,33 @@ export interface operations {
           Vary?: string;
           /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
           'Content-Encoding'?: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           [name: string]: unknown;
         };
         content: {
           'application/hal+json': components['schemas']['ReservationResource'];
           'application/json': components['schemas']['ReservationResource'];
         };
+      };
+      /** @description Unchanged since the ETag in If-None-Match; no body */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
@@ -9838,6 +10706,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-allocation-reservations-reservationId': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'reservations-findall': {
     parameters: {
       query?: {
@@ -9982,6 +10874,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-allocation-reservations': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'reservations-pick': {
     parameters: {
       query?: never;
@@ -10005,6 +10919,8 @@ export interface operations {
         headers: {
           /** @description The unit at the target */
           Location: string;
+          /** @description Strong entity tag of this representation; it changes with the resource and differs per media type */
+          ETag?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10221,6 +11137,30 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-allocation-reservations-reservationId-picks': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'reservations-issue': {
     parameters: {
       query?: never;
@@ -10392,6 +11332,30 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-allocation-reservations-reservationId-issue': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path: {
+        reservationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   'stock-find': {
@@ -10592,10 +11556,32 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-stock': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'events-feed': {
     parameters: {
       query?: {
-        /** @description The `next` of the previous answer; without it, the feed starts at the oldest event kept */
+        /** @description The `next` of the previous answer; without it, the JSON feed starts at the oldest event kept, an event stream with the next event committed (D33) */
         after?: string;
         limit?: number;
         /** @description Seconds to wait for an event when none is newer than `after` (long poll) */
@@ -10751,6 +11737,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v1-events': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'stock-browser': {
     parameters: {
       query?: never;
@@ -10838,6 +11846,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-browser': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   health: {
@@ -10929,6 +11959,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-actuator-health': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'health-liveness': {
     parameters: {
       query?: never;
@@ -11018,6 +12070,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-actuator-health-liveness': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'health-readiness': {
     parameters: {
       query?: never;
@@ -11105,6 +12179,28 @@ export interface operations {
           'application/json': components['schemas']['ReadinessState'] | components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-actuator-health-readiness': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
   prometheus: {
@@ -11236,6 +12332,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-actuator-prometheus': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'api-docs': {
     parameters: {
       query?: never;
@@ -11327,6 +12445,28 @@ export interface operations {
       };
     };
   };
+  'cors-preflight-v3-api-docs': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
   'swagger-ui': {
     parameters: {
       query?: never;
@@ -11414,6 +12554,28 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
+    };
+  };
+  'cors-preflight-swagger-ui': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
     };
   };
 }
