@@ -93,26 +93,41 @@ function arrivals(deliveries: readonly Delivery[], writes: WriteLoad): { atMs: n
   return found;
 }
 
-/** The worst backlog seen while it runs, sampled every 500 ms; `caughtUpAt` is when the published one fell below `below`. */
+interface BacklogSeen {
+  readonly worst: { unnumbered: number; unpublished: number };
+  /** The mean of the samples: by Little's law, divided by the event rate, the time an event waits in each stage. */
+  readonly mean: { unnumbered: number; unpublished: number };
+}
+
+/**
+ * The outbox's backlog while it runs, sampled every 500 ms; `caughtUpAt` is when the numbered events waiting fell
+ * below `below`.
+ */
 function watchBacklog(pool: pg.Pool, exchange: string, below = 0) {
   const worst = { unnumbered: 0, unpublished: 0 };
+  const sum = { unnumbered: 0, unpublished: 0 };
+  let samples = 0;
   let caughtUpAt: number | undefined;
   let sampling = true;
-  const samples = (async () => {
+  const loop = (async () => {
     while (sampling) {
       const backlog = await backlogParts(pool, exchange);
       worst.unnumbered = Math.max(worst.unnumbered, backlog.unnumbered);
       worst.unpublished = Math.max(worst.unpublished, backlog.unpublished);
+      sum.unnumbered += backlog.unnumbered;
+      sum.unpublished += backlog.unpublished;
+      samples++;
       if (caughtUpAt === undefined && backlog.unpublished < below) caughtUpAt = wallClockMs();
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
   return {
     caughtUpAt: () => caughtUpAt,
-    async stop() {
+    async stop(): Promise<BacklogSeen> {
       sampling = false;
-      await samples;
-      return worst;
+      await loop;
+      const mean = (total: number): number => total / Math.max(1, samples);
+      return { worst, mean: { unnumbered: mean(sum.unnumbered), unpublished: mean(sum.unpublished) } };
     },
   };
 }
@@ -127,7 +142,7 @@ interface LiveRun {
   readonly writtenPerSecond: number;
   readonly lagMs: { p50: number; p90: number; p99: number; max: number };
   readonly lastEventAfterWritesMs: number;
-  readonly worstBacklog: { unnumbered: number; unpublished: number };
+  readonly backlog: BacklogSeen;
   readonly relayCpu: CpuShare | undefined;
   readonly writerCpu: CpuShare | undefined;
   readonly brokerCpu: number | undefined;
@@ -168,7 +183,7 @@ async function liveRun(
   const drainedAt = wallClockMs();
   const relayShare = relayCpu.stop();
   const brokerShare = brokerCpu.stop();
-  const worstBacklog = await backlog.stop();
+  const backlogSeen = await backlog.stop();
   const deliveries = consumer.deliveries.slice(received);
   const seen = arrivals(deliveries, writes);
   const lags = seen.map((arrival) => arrival.lagMs).sort((a, b) => a - b);
@@ -190,7 +205,7 @@ async function liveRun(
       max: lags.at(-1) ?? Number.NaN,
     },
     lastEventAfterWritesMs: drainedAt - writes.endedAt,
-    worstBacklog,
+    backlog: backlogSeen,
     relayCpu: relayShare,
     writerCpu: writerShare,
     brokerCpu: brokerShare,
@@ -201,6 +216,9 @@ async function liveRun(
 interface CatchUpRun {
   /** Numbered events waiting when the relaying instance started. */
   readonly backlogAtStart: number;
+  /** From the relaying instance's start to its first event at the consumer: start-up, connecting, the lease. */
+  readonly firstEventMs: number | undefined;
+  /** From that first event until caught up. */
   readonly seconds: number | undefined;
   readonly eventsPerSecond: number | undefined;
   readonly relayCpu: CpuShare | undefined;
@@ -209,7 +227,8 @@ interface CatchUpRun {
 
 /**
  * The relay's ceiling: writes run HEAD_START_SECONDS with no relay, then a new relaying instance publishes the
- * backlog they left; its pace from its start until fewer than CAUGHT_UP_BELOW numbered events wait.
+ * backlog they left; its pace from the first event at the consumer until fewer than CAUGHT_UP_BELOW numbered
+ * events wait (its start-up is reported apart).
  */
 async function catchUpRun(ctx: BenchContext, consumer: BenchConsumer, exchange: string): Promise<CatchUpRun> {
   step(`scenario 16: ${HEAD_START_SECONDS} s of writes with no relay, then a relay publishing their backlog`);
@@ -224,15 +243,17 @@ async function catchUpRun(ctx: BenchContext, consumer: BenchConsumer, exchange: 
     const backlog = watchBacklog(ctx.db.pool, exchange, CAUGHT_UP_BELOW);
     await consumer.waitUntil(() => backlog.caughtUpAt() !== undefined, DRAIN_GIVE_UP_MS);
     const caughtUpAt = backlog.caughtUpAt();
-    const arrived = consumer.deliveries.length - received;
     const relayShare = relayCpu.stop();
     const brokerShare = brokerCpu.stop();
     await backlog.stop();
-    const seconds = caughtUpAt === undefined ? undefined : (caughtUpAt - startedAt) / 1000;
+    const arrivals = consumer.deliveries.slice(received).filter((delivery) => delivery.atMs <= (caughtUpAt ?? 0));
+    const firstAt = arrivals[0]?.atMs;
+    const seconds = caughtUpAt === undefined || firstAt === undefined ? undefined : (caughtUpAt - firstAt) / 1000;
     return {
       backlogAtStart,
+      firstEventMs: firstAt === undefined ? undefined : firstAt - startedAt,
       seconds,
-      eventsPerSecond: seconds === undefined ? undefined : arrived / seconds,
+      eventsPerSecond: seconds === undefined ? undefined : arrivals.length / seconds,
       relayCpu: relayShare,
       brokerCpu: brokerShare,
     };
@@ -328,8 +349,8 @@ async function measureRelay(ctx: BenchContext): Promise<ScenarioResult> {
       warnings,
     },
     notes: [
-      `Live: ${live.writes.answeredAt.size.toLocaleString('en-US')} bulk requests (${live.writes.failures} failed) wrote ${live.events.toLocaleString('en-US')} events at ${formatNumber(live.writtenPerSecond)}/s; ${formatNumber(live.publishedPerSecond)} events/s reached the consumer while the writes went on, the last ${formatNumber(live.lastEventAfterWritesMs)} ms after they ended. Lag from a request's 201 to its event at the consumer: p50 ${formatNumber(live.lagMs.p50)} ms, p90 ${formatNumber(live.lagMs.p90)} ms, p99 ${formatNumber(live.lagMs.p99)} ms, max ${formatNumber(live.lagMs.max)} ms. The backlog peaked at ${live.worstBacklog.unnumbered.toLocaleString('en-US')} events waiting to be numbered and ${live.worstBacklog.unpublished.toLocaleString('en-US')} numbered ones waiting to be published (sampled every 0.5 s). RabbitMQ used ${share(live.brokerCpu)} of a core.`,
-      `Catching up: after ${HEAD_START_SECONDS} s of writes with no relay, ${catchUp.backlogAtStart.toLocaleString('en-US')} numbered events waited; a new relaying instance ${catchUp.seconds === undefined ? `had not caught up within ${DRAIN_GIVE_UP_MS / 1000} s` : `brought the backlog under ${CAUGHT_UP_BELOW.toLocaleString('en-US')} in ${formatNumber(catchUp.seconds, 1)} s, start-up included: ${formatNumber(ceiling ?? Number.NaN)} events/s at the consumer`}; RabbitMQ used ${share(catchUp.brokerCpu)} of a core.`,
+      `Live: ${live.writes.answeredAt.size.toLocaleString('en-US')} bulk requests (${live.writes.failures} failed) wrote ${live.events.toLocaleString('en-US')} events at ${formatNumber(live.writtenPerSecond)}/s; ${formatNumber(live.publishedPerSecond)} events/s reached the consumer while the writes went on, the last ${formatNumber(live.lastEventAfterWritesMs)} ms after they ended. Lag from a request's 201 to its event at the consumer: p50 ${formatNumber(live.lagMs.p50)} ms, p90 ${formatNumber(live.lagMs.p90)} ms, p99 ${formatNumber(live.lagMs.p99)} ms, max ${formatNumber(live.lagMs.max)} ms. Events waiting to be numbered: ${formatNumber(live.backlog.mean.unnumbered)} on average, at most ${live.backlog.worst.unnumbered.toLocaleString('en-US')}; numbered and waiting to be published: ${formatNumber(live.backlog.mean.unpublished)}, at most ${live.backlog.worst.unpublished.toLocaleString('en-US')} (sampled every 0.5 s; by Little's law about ${formatNumber((live.backlog.mean.unnumbered / live.writtenPerSecond) * 1000)} ms of an event's lag is spent waiting for its number and ${formatNumber((live.backlog.mean.unpublished / live.writtenPerSecond) * 1000)} ms waiting for the relay). RabbitMQ used ${share(live.brokerCpu)} of a core.`,
+      `Catching up: after ${HEAD_START_SECONDS} s of writes with no relay, ${catchUp.backlogAtStart.toLocaleString('en-US')} numbered events waited; a new relaying instance ${catchUp.seconds === undefined ? `had not caught up within ${DRAIN_GIVE_UP_MS / 1000} s` : `delivered its first event ${formatNumber(catchUp.firstEventMs ?? Number.NaN)} ms after its start and then brought the backlog under ${CAUGHT_UP_BELOW.toLocaleString('en-US')} in ${formatNumber(catchUp.seconds, 1)} s: ${formatNumber(ceiling ?? Number.NaN)} events/s at the consumer`}; RabbitMQ used ${share(catchUp.brokerCpu)} of a core.`,
       "The relay rows' CPU is the relaying instance's (it takes no requests); the writes row's is the instance taking the writes. The consumer runs in the load generator.",
       warnings.length === 0
         ? 'The relaying instances logged nothing at warn or above.'
