@@ -163,23 +163,34 @@ export interface RelayingService {
 /**
  * A further instance of the service with AMQP_URL set, relaying the outbox to the run's exchange; resolves once
  * its relay is connected and the backlog (health's `events` component) is 0, so what earlier scenarios wrote is
- * published before anything is measured; with `waitForBacklog` false, as soon as it answers.
+ * published before anything is measured; with `waitForBacklog` false, as soon as it answers. `database` is another
+ * database than the run's (scenario 17 has its own), `env` further settings of the instance.
  */
 export async function startRelayingService(
   ctx: BenchContext,
   name: string,
-  { timeoutMs = 600_000, waitForBacklog = true }: { timeoutMs?: number; waitForBacklog?: boolean } = {},
+  {
+    timeoutMs = 600_000,
+    waitForBacklog = true,
+    database = ctx.db,
+    env = {},
+  }: {
+    timeoutMs?: number;
+    waitForBacklog?: boolean;
+    database?: { url: string; pool: pg.Pool };
+    env?: Record<string, string>;
+  } = {},
 ): Promise<RelayingService> {
-  const { config, db } = ctx;
+  const { config } = ctx;
   const exchangeName = benchExchange(config.amqpUrl);
-  const backlog = await outboxBacklog(db.pool, exchangeName);
+  const backlog = await outboxBacklog(database.pool, exchangeName);
   const started = wallClockMs();
   const service = await startService({
-    databaseUrl: db.url,
+    databaseUrl: database.url,
     jwtSecret: JWT_SECRET,
     cpuProfile: config.cpuProfile,
     main: config.serviceMain,
-    env: { ...config.serviceEnv, AMQP_URL: config.amqpUrl, AMQP_EXCHANGE: exchangeName },
+    env: { ...config.serviceEnv, ...env, AMQP_URL: config.amqpUrl, AMQP_EXCHANGE: exchangeName },
     name,
   });
   if (!waitForBacklog) return { service, drained: { events: 0, seconds: 0 } };

@@ -9,6 +9,8 @@ import { spawnTracked, waitForHttp, type TrackedProcess } from './processes.js';
 
 /** application_name of the service's pool (src/db/pool.ts) and of the ceiling app's, for pg_stat_activity. */
 export const SERVICE_APPLICATION = 'inventory-service';
+/** application_name of the service's events pool: numbering and publishing (src/events/runtime.ts). */
+export const EVENTS_APPLICATION = 'inventory-service-events';
 export const CEILING_APPLICATION = 'bench-ceiling-app';
 export const RESULTS_DIR = path.join(PROJECT_ROOT, 'bench', 'results');
 
