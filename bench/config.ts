@@ -18,6 +18,10 @@ export interface BenchConfig {
   readonly importProducts: number;
   /** Units in the streamed NDJSON stock intake of scenario 14 (100 per TransportUnit). */
   readonly intakeUnits: number;
+  /** Old events in the outbox that scenario 17 prunes while writers run (20 parts). */
+  readonly pruneEvents: number;
+  /** Events, and ledger rows, scenario 17 writes to measure WAL and space; reported per 1,000,000. */
+  readonly walRows: number;
   /** Seconds per measured load run (scenarios 1, 2, 4). */
   readonly duration: number;
   /** Seconds of the mixed workload (scenario 6). */
@@ -38,9 +42,11 @@ export interface BenchConfig {
   readonly serviceMain: string | undefined;
   /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
   readonly serviceEnv: Record<string, string>;
-  /** The RabbitMQ of the events scenarios (8, 9, 16); they are skipped when it does not answer. */
+  /** The RabbitMQ of the events scenarios (8, 9, 16, 17); they are skipped when it does not answer. */
   readonly amqpUrl: string;
-  /** Whether every size is the issue's: only such a run rewrites BENCHMARKS.md and bench/results.json. */
+  /** Every size the issue's and no experiment (profiling, another build, extra settings): figures to keep. */
+  readonly issueSizes: boolean;
+  /** Every scenario at the issue's sizes: only such a run rewrites BENCHMARKS.md and bench/results.json whole. */
   readonly full: boolean;
 }
 
@@ -53,6 +59,8 @@ export const DEFAULTS = {
   streamProducts: 1_000_000,
   importProducts: 1_000_000,
   intakeUnits: 1_000_000,
+  pruneEvents: 2_000_000,
+  walRows: 250_000,
   duration: 10,
   mixedDuration: 30,
   relayDuration: 60,
@@ -84,9 +92,21 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
     name: 'BENCH_INTAKE_UNITS',
     meaning: 'units in the streamed NDJSON stock intake of scenario 14 (100 per TransportUnit)',
   },
+  pruneEvents: {
+    name: 'BENCH_PRUNE_EVENTS',
+    meaning: 'old published events in the outbox (in 20 parts) that scenario 17 prunes while 4 writers run',
+  },
+  walRows: {
+    name: 'BENCH_WAL_ROWS',
+    meaning:
+      'events, and ledger rows, scenario 17 writes to measure WAL and space, reported per 1,000,000 (scaled linearly)',
+  },
   duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
   mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenarios 6 and 8)' },
-  relayDuration: { name: 'BENCH_RELAY_DURATION', meaning: 'seconds of bulk writes while one instance relays (scenario 16)' },
+  relayDuration: {
+    name: 'BENCH_RELAY_DURATION',
+    meaning: 'seconds of bulk writes while one instance relays (scenario 16)',
+  },
   warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
   connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6, 8)' },
   allocationClients: { name: 'BENCH_ALLOCATION_CLIENTS', meaning: 'concurrent clients of scenario 4 and of pgbench' },
@@ -98,9 +118,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * 10 is scenario 1 on WEB_CONCURRENCY=2 workers (issue 14); 11 is scenario 1 with and without a read replica, on a
  * PostgreSQL 15 primary and replica of its own (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1
  * and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event
- * streams (issue 27); 16 is the relay under 60 s of writes (issue 29).
+ * streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run,
+ * and WAL and space per event and ledger row (issue 29).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -126,13 +147,13 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29)',
+      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run, and WAL and space per 1,000,000 events and ledger rows (issue 29), on a database of its own',
   },
   {
     name: 'BENCH_AMQP_URL',
     fallback: DEFAULT_AMQP_URL,
     meaning:
-      'the RabbitMQ of scenarios 8, 9 and 16 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
+      'the RabbitMQ of scenarios 8, 9, 16 and 17 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
   },
   {
     name: 'BENCH_CPU_PROF',
@@ -194,12 +215,12 @@ export function loadBenchConfig(): BenchConfig {
   const cpuProfile = process.env.BENCH_CPU_PROF === '1' || process.env.BENCH_CPU_PROF === 'true';
   const amqpUrl = process.env.BENCH_AMQP_URL?.trim() || DEFAULT_AMQP_URL;
   if (!/^amqps?:\/\//.test(amqpUrl)) throw new Error('BENCH_AMQP_URL must be an amqp:// or amqps:// URL');
-  const full =
-    scenarios.length === ALL_SCENARIOS.length &&
+  const issueSizes =
     !cpuProfile &&
     !serviceMain &&
     Object.keys(serviceEnv).length === 0 &&
     (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).every((key) => sizes[key] === DEFAULTS[key]);
+  const full = issueSizes && scenarios.length === ALL_SCENARIOS.length;
   return {
     ...sizes,
     streamProducts,
@@ -209,6 +230,7 @@ export function loadBenchConfig(): BenchConfig {
     serviceMain,
     serviceEnv,
     amqpUrl,
+    issueSizes,
     full,
   };
 }
