@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULTS, OTHER_VARIABLES, VARIABLES } from './config.js';
 import type { LoadResult } from './load.js';
-import type { RunReport } from './report.js';
+import type { RunReport, SeparateScenario } from './report.js';
 import { formatNumber, type Measurement, type ScenarioResult } from './results.js';
+import type { PruneScenarioDetails } from './scenario-17-prune.js';
 import { PROJECT_ROOT } from '../test/support/service-process.js';
 
 const NOTES_MD = path.join(PROJECT_ROOT, 'bench', 'notes.md');
@@ -53,8 +54,31 @@ function summaryRow(s: ScenarioResult): string {
   return `| ${cells.join(' | ')} |`;
 }
 
-function details(s: ScenarioResult): string {
-  const lines = [`### ${s.id}. ${s.title}`, ''];
+/** Scenario 17 (issue 29): the prune's figures and the WAL and space per 1,000,000 rows. */
+function pruneTable(s: ScenarioResult): string[] {
+  const { prune: p, walAndSpace: w, loadAverage } = s.details as unknown as PruneScenarioDetails;
+  const delays = (d: PruneScenarioDetails['prune']['feedDelays']['during']): string =>
+    `${num(d.worstMs)} / ${num(d.p99Ms)} / ${num(d.p50Ms)} ms`;
+  const mb = (bytesPerRow: number): string => `${num(bytesPerRow)} MB (${num(bytesPerRow)} B a row)`;
+  return [
+    `| issue 29 | figure (load average ${num(loadAverage.start, 2)} → ${num(loadAverage.end, 2)}) |`,
+    '|---|---|',
+    `| prune of ${num(p.oldEvents)} old events (parts of ${num(p.partitionSize)}) | ${num(p.pruneSeconds, 1)} s, ${p.partsDropped} parts dropped, ${num(p.removed)} events |`,
+    `| writes committed during the prune (${p.writers} writers) | ${num(p.writesDuringPrune)}; before it ended ${num(p.inFeedBeforePruneEnded)} in the feed, ${num(p.atBrokerBeforePruneEnded)} at the consumer |`,
+    `| commit-to-feed delay during the prune: worst / p99 / p50 | ${delays(p.feedDelays.during)} |`,
+    `| commit-to-feed delay before it (old events kept) / after it: worst / p99 / p50 | ${delays(p.feedDelays.before)} / ${delays(p.feedDelays.after)} |`,
+    `| writes lost (outbox, feed, broker) / duplicated / renumbered | ${p.lost.outbox + p.lost.feed + p.lost.broker} / ${p.duplicated + p.brokerDuplicates} / ${p.renumbered} of ${num(p.writes)} |`,
+    `| per 1,000,000 events: WAL appended / numbered | ${mb(w.eventAppendedWal)} / ${mb(w.eventNumberedWal)} |`,
+    `| per 1,000,000 events: space in their parts | ${mb(w.eventSpace)} |`,
+    `| per 1,000,000 ledger rows: WAL / space | ${mb(w.ledgerWal)} / ${mb(w.ledgerSpace)} |`,
+    `| WAL and space measured on | ${num(w.rows)} events and ledger rows, scaled linearly; resource ${num(w.resourceBytes)} B of JSON |`,
+    '',
+  ];
+}
+
+/** `provenance`: where the figures come from when not from the report's own run. */
+function details(s: ScenarioResult, provenance?: string): string {
+  const lines = [`### ${s.id}. ${s.title}`, '', ...(provenance ? [provenance, ''] : [])];
   const measured = [s.service, ...(s.ceiling ? [s.ceiling] : []), ...(s.extra ?? [])];
   lines.push(
     '| measured | throughput | p50 / p99 | peak RSS | CPU: measured process / PostgreSQL / load generator / other processes | CPU ms per operation: process / PostgreSQL |',
@@ -67,6 +91,7 @@ function details(s: ScenarioResult): string {
   }
   lines.push('');
   if (s.ratio !== undefined) lines.push(`Ratio to the ceiling (${s.ratioBasis}): **${s.ratio.toFixed(2)} ×**.`, '');
+  if (s.id === 17) lines.push(...pruneTable(s));
   for (const t of s.targets) lines.push(`- ${t.met ? '✅' : '❌'} ${t.target}: ${t.actual}`);
   for (const note of s.notes) lines.push(`- ${note}`);
   const loads = s.details as Partial<Record<'service' | 'ceiling', Partial<LoadResult>>>;
@@ -119,6 +144,25 @@ function eventsTable(report: RunReport): string {
   ].join('\n');
 }
 
+/** Scenarios added after the full run, each from the run of its own that measured it at the issue's sizes. */
+function separateDetails(separate: readonly SeparateScenario[] | undefined): string {
+  if (!separate?.length) return '';
+  const sections = separate.map(({ startedAt, machine, result }) =>
+    details(
+      result,
+      `Measured ${startedAt} in a run of its own (\`BENCH_SCENARIOS=${result.id}\`, the issue's sizes), load average ` +
+        `${machine.loadAverageAtStart.toFixed(2)} at the run's start; PostgreSQL ${machine.postgres} (${machine.database}).`,
+    ),
+  );
+  return [
+    '## Scenarios measured after the full run',
+    '',
+    'Added after the full run above and measured at the issue’s sizes in runs of their own; a full run replaces them.',
+    '',
+    ...sections,
+  ].join('\n');
+}
+
 /** How much of the machine other people's work took while the service was measured: the numbers' caveat. */
 function otherLoad(report: RunReport): string {
   const shares = report.scenarios.flatMap((s) => (s.service.cpu ? [s.service.cpu.other] : []));
@@ -148,9 +192,12 @@ export function renderMarkdown(report: RunReport): string {
 a bare Express 5 + pg ceiling app, runs each scenario of issue 6 against both, and writes this file and
 \`bench/results.json\`. Scenarios 8 and 9 (issue 12) measure stock events: they start a further instance with
 \`AMQP_URL\` set, publishing to an exchange of the run on the RabbitMQ at \`BENCH_AMQP_URL\`, drained by a consumer
-in the runner; without a broker they are skipped. The embedded PostgreSQL preloads \`pg_stat_statements\`, from which
-scenario 4 counts the statements (round trips) and WAL per allocation (on a \`BENCH_DATABASE_URL\` server only if it
-preloads it too). A quick smoke run with smaller sizes writes \`bench/results/smoke.{md,json}\` instead:
+in the runner; without a broker they are skipped; scenario 17 (issue 29) starts one on a database of its own and
+prunes old events while writers run. The embedded PostgreSQL preloads \`pg_stat_statements\`, from which scenario 4
+counts the statements (round trips) and WAL per allocation (on a \`BENCH_DATABASE_URL\` server only if it preloads it
+too). A quick smoke run with smaller sizes writes \`bench/results/smoke.{md,json}\` instead; a run of some scenarios at
+the default sizes writes there too and records here the scenarios the full run lacks (*Scenarios measured after the
+full run*):
 
 \`\`\`bash
 npm run bench                                                      # the full run (defaults below)
@@ -168,7 +215,7 @@ ${[...settings, ...others].join('\n')}
 - ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}
 - Node ${m.node}; PostgreSQL ${m.postgres} (${m.database})
 - load average when the run started: ${m.loadAverageAtStart.toFixed(2)}; load generator (autocannon), service,
-  ceiling app, PostgreSQL and (scenarios 8, 9) RabbitMQ share the same ${m.cores} cores
+  ceiling app, PostgreSQL and (scenarios 8, 9, 17) RabbitMQ share the same ${m.cores} cores
 
 ## Results (${report.full ? 'full run' : 'smoke run'}, ${report.startedAt}, ${num(report.totalSeconds / 60, 1)} min)
 
@@ -195,6 +242,7 @@ target. Profiles: \`BENCH_CPU_PROF=1\` writes the service's and the ceiling app'
 \`bench/results/profiles/\`, summarised by \`npx tsx bench/cpu-profile.ts <dir> [top] [function]\`;
 \`BENCH_SERVICE_MAIN\` measures another build of the service (a change tried before it lands in \`src/\`).
 
-${report.scenarios.map(details).join('\n')}
+${report.scenarios.map((s) => details(s)).join('\n')}
+${separateDetails(report.separate)}
 ${previousComparison(report.previous, report)}${notes ? `\n${notes}\n` : ''}`;
 }

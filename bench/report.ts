@@ -33,6 +33,15 @@ export interface RunReport {
     readonly startedAt: string;
     readonly scenarios: readonly { id: number; service: Measurement; ratio?: number }[];
   };
+  /** Scenarios this (full) run did not measure, measured since at the issue's sizes in runs of their own. */
+  readonly separate?: readonly SeparateScenario[];
+}
+
+/** A scenario added after the recorded full run, measured at the issue's sizes on its own (`BENCH_SCENARIOS`). */
+export interface SeparateScenario {
+  readonly startedAt: string;
+  readonly machine: MachineInfo;
+  readonly result: ScenarioResult;
 }
 
 const RESULTS_JSON = path.join(PROJECT_ROOT, 'bench', 'results.json');
@@ -46,22 +55,52 @@ function readPrevious(file: string): RunReport | undefined {
   }
 }
 
-/** Full runs write BENCHMARKS.md and bench/results.json; other runs bench/results/smoke.{md,json}. */
-export async function writeReport(run: RunReport): Promise<{ markdown: string; json: string }> {
-  const json = run.full ? RESULTS_JSON : path.join(RESULTS_DIR, 'smoke.json');
-  const markdown = run.full ? BENCHMARKS_MD : path.join(RESULTS_DIR, 'smoke.md');
-  const before = readPrevious(json);
-  const previous = before?.full
-    ? {
-        startedAt: before.startedAt,
-        scenarios: before.scenarios.map(({ id, service, ratio }) => ({ id, service, ratio })),
-      }
-    : undefined;
-  const report: RunReport = { ...run, previous };
-  await mkdir(RESULTS_DIR, { recursive: true });
+async function writeJsonAndMarkdown(json: string, markdown: string, report: RunReport): Promise<void> {
   await writeFile(json, `${JSON.stringify(report, null, 2)}\n`);
   await writeFile(markdown, renderMarkdown(report));
-  return { markdown, json };
+}
+
+/**
+ * Keeps the run's scenarios that the recorded full run lacks beside it in bench/results.json (replacing earlier
+ * runs of the same scenarios) and renders BENCHMARKS.md again; answers their numbers.
+ */
+async function recordSeparately(run: RunReport, recorded: RunReport): Promise<number[]> {
+  const added = run.scenarios.filter((scenario) => !recorded.scenarios.some((full) => full.id === scenario.id));
+  if (added.length === 0) return [];
+  const ids = added.map((scenario) => scenario.id);
+  const separate = [
+    ...(recorded.separate ?? []).filter((kept) => !ids.includes(kept.result.id)),
+    ...added.map((result) => ({ startedAt: run.startedAt, machine: run.machine, result })),
+  ].sort((a, b) => a.result.id - b.result.id);
+  await writeJsonAndMarkdown(RESULTS_JSON, BENCHMARKS_MD, { ...recorded, separate });
+  return ids;
+}
+
+/**
+ * Full runs write BENCHMARKS.md and bench/results.json; other runs bench/results/smoke.{md,json}, and a run at the
+ * issue's sizes also records there the scenarios the full run lacks (`recorded`).
+ */
+export async function writeReport(
+  run: RunReport,
+): Promise<{ markdown: string; json: string; recorded: readonly number[] }> {
+  const before = readPrevious(RESULTS_JSON);
+  await mkdir(RESULTS_DIR, { recursive: true });
+  if (run.full) {
+    const previous = before?.full
+      ? {
+          startedAt: before.startedAt,
+          scenarios: before.scenarios.map(({ id, service, ratio }) => ({ id, service, ratio })),
+        }
+      : undefined;
+    const separate = before?.separate?.filter((kept) => !run.scenarios.some((s) => s.id === kept.result.id));
+    await writeJsonAndMarkdown(RESULTS_JSON, BENCHMARKS_MD, { ...run, previous, separate });
+    return { markdown: BENCHMARKS_MD, json: RESULTS_JSON, recorded: [] };
+  }
+  const json = path.join(RESULTS_DIR, 'smoke.json');
+  const markdown = path.join(RESULTS_DIR, 'smoke.md');
+  await writeJsonAndMarkdown(json, markdown, run);
+  const recorded = run.config.issueSizes && before ? await recordSeparately(run, before) : [];
+  return { markdown, json, recorded };
 }
 
 // `npx tsx bench/report.ts`: renders BENCHMARKS.md again from bench/results.json (after editing bench/notes.md).

@@ -186,6 +186,11 @@ async function main(): Promise<number> {
   console.log(
     `\nwrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
   );
+  if (written.recorded.length > 0) {
+    console.log(
+      `scenarios ${written.recorded.join(', ')} recorded beside the full run: BENCHMARKS.md, bench/results.json`,
+    );
+  }
   return failures.length === 0 ? 0 : 1;
 }
 
