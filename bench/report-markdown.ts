@@ -147,10 +147,10 @@ function eventsTable(report: RunReport): string {
 /** Scenarios added after the full run, each from the run of its own that measured it at the issue's sizes. */
 function separateDetails(separate: readonly SeparateScenario[] | undefined): string {
   if (!separate?.length) return '';
-  const sections = separate.map(({ startedAt, machine, result }) =>
+  const sections = separate.map(({ startedAt, scenarios, machine, result }) =>
     details(
       result,
-      `Measured ${startedAt} in a run of its own (\`BENCH_SCENARIOS=${result.id}\`, the issue's sizes), load average ` +
+      `Measured ${startedAt} in a run of its own (\`BENCH_SCENARIOS=${scenarios.join(',')}\`, the issue's sizes), load average ` +
         `${machine.loadAverageAtStart.toFixed(2)} at the run's start; PostgreSQL ${machine.postgres} (${machine.database}).`,
     ),
   );

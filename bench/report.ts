@@ -40,6 +40,8 @@ export interface RunReport {
 /** A scenario added after the recorded full run, measured at the issue's sizes on its own (`BENCH_SCENARIOS`). */
 export interface SeparateScenario {
   readonly startedAt: string;
+  /** The scenarios of that run (`BENCH_SCENARIOS`). */
+  readonly scenarios: readonly number[];
   readonly machine: MachineInfo;
   readonly result: ScenarioResult;
 }
@@ -70,7 +72,12 @@ async function recordSeparately(run: RunReport, recorded: RunReport): Promise<nu
   const ids = added.map((scenario) => scenario.id);
   const separate = [
     ...(recorded.separate ?? []).filter((kept) => !ids.includes(kept.result.id)),
-    ...added.map((result) => ({ startedAt: run.startedAt, machine: run.machine, result })),
+    ...added.map((result) => ({
+      startedAt: run.startedAt,
+      scenarios: run.config.scenarios,
+      machine: run.machine,
+      result,
+    })),
   ].sort((a, b) => a.result.id - b.result.id);
   await writeJsonAndMarkdown(RESULTS_JSON, BENCHMARKS_MD, { ...recorded, separate });
   return ids;
