@@ -10,14 +10,14 @@ import { startProgress, step } from './progress.js';
 import { productSku } from './seed.js';
 
 const UNNUMBERED_PART = 'event_outbox_unnumbered';
-// A request's worth of ledger rows per statement, as a bulk move writes them (one set-based statement).
+// Set-based, as the service appends a change's ledger rows (one statement); 10,000 keeps a statement's arrays small.
 const LEDGER_ROWS_PER_STATEMENT = 10_000;
 const PRODUCTS = 1000;
 
 /** Bytes per row of what scenario 17 wrote; the report scales them to 1,000,000 rows. */
 export interface WalAndSpace {
   readonly rows: number;
-  /** The mean JSON text of the events' resource (a PackagingUnit as its events render it). */
+  /** The mean JSON text of the events' resource (a PackagingUnit's, cut short as in bench/notes.md's psql runs). */
   readonly resourceBytes: number;
   readonly eventAppendedWal: number;
   readonly eventNumberedWal: number;
