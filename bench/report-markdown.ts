@@ -215,7 +215,7 @@ ${[...settings, ...others].join('\n')}
 - ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}
 - Node ${m.node}; PostgreSQL ${m.postgres} (${m.database})
 - load average when the run started: ${m.loadAverageAtStart.toFixed(2)}; load generator (autocannon), service,
-  ceiling app, PostgreSQL and (scenarios 8, 9, 17) RabbitMQ share the same ${m.cores} cores
+  ceiling app, PostgreSQL and (scenarios 8, 9, 16, 17) RabbitMQ share the same ${m.cores} cores
 
 ## Results (${report.full ? 'full run' : 'smoke run'}, ${report.startedAt}, ${num(report.totalSeconds / 60, 1)} min)
 
