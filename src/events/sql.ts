@@ -26,7 +26,9 @@ const EVENT_COLUMNS = `e.position, e.id, e.type, e.resource_key AS "resourceKey"
  * and none of the ones still running. Those get higher numbers when a later run sees them: a reader past
  * position n never finds a new event at or below n. Within one run, events are numbered in insertion order,
  * which is commit order for two changes of the same resource (the second writer waited for the first's row
- * lock, so it wrote its event after the first committed).
+ * lock, so it wrote its event after the first committed). `position IS NULL` in the update, though implied by
+ * `pending`, lets PostgreSQL read only the default part (migration 0014) instead of every part kept: without it a
+ * run's time grew with the events kept (120 ms at 500,000, bench scenario 17).
  */
 export async function sequenceCommittedEvents(
   tx: Tx,
@@ -41,7 +43,7 @@ export async function sequenceCommittedEvents(
            assigned AS (
              UPDATE event_outbox e SET position = s.sequenced_through + p.n
                FROM pending p, event_feed_state s
-              WHERE s.id = 1 AND e.seq = p.seq
+              WHERE s.id = 1 AND e.seq = p.seq AND e.position IS NULL
              RETURNING e.position),
            advanced AS (
              UPDATE event_feed_state SET sequenced_through = (SELECT max(position) FROM assigned)

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { selectEventsAfter, selectFeedPage } from '../../src/events/sql.js';
+import type { Tx } from '../../src/db/tx.js';
+import { selectEventsAfter, selectFeedPage, sequenceCommittedEvents } from '../../src/events/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -45,6 +46,12 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** The outbox's parts (migration 0014) a plan reads. */
+function outboxPartsRead(node: PlanNode): string[] {
+  const own = node['Relation Name']?.startsWith('event_outbox_') ? [node['Relation Name']] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(outboxPartsRead)];
+}
+
 /** The scans of the outbox's parts (migration 0014) in a plan. */
 function outboxScans(node: PlanNode): string[] {
   const own = node['Relation Name']?.startsWith('event_outbox')
@@ -54,18 +61,20 @@ function outboxScans(node: PlanNode): string[] {
 }
 
 /**
- * The plan of a reader's statement as the service runs it: its own text (recorded from the function), prepared
- * and planned generically, as a named statement is after a few executions. Sequential scans are disabled, so the
- * test database's few rows do not make a scan cheaper: what is asserted is that the index can serve the query.
+ * The plan of a statement as the service runs it: its own text (recorded from the function; `call` counts its
+ * queries from 0), prepared and planned generically, as a named statement is after a few executions. Sequential
+ * scans are disabled, so the test database's few rows do not make a scan cheaper: what is asserted is that the
+ * index can serve the query.
  */
 async function genericPlanOf(
   client: pg.PoolClient,
   read: (db: pg.PoolClient) => Promise<unknown>,
   args: string,
-): Promise<string[]> {
+  call = 0,
+): Promise<PlanNode> {
   const query = vi.spyOn(client, 'query');
   await read(client);
-  const { text } = query.mock.calls[0]![0] as unknown as pg.QueryConfig;
+  const { text } = query.mock.calls[call]![0] as unknown as pg.QueryConfig;
   query.mockRestore();
   await client.query('SET LOCAL enable_seqscan = off');
   await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
@@ -74,7 +83,7 @@ async function genericPlanOf(
     `EXPLAIN (FORMAT JSON) EXECUTE reader(${args})`,
   );
   await client.query('DEALLOCATE reader');
-  return outboxScans(rows[0]!['QUERY PLAN'][0].Plan);
+  return rows[0]!['QUERY PLAN'][0].Plan;
 }
 
 describe('event positions (D29)', () => {
@@ -116,13 +125,26 @@ describe('event positions (D29)', () => {
     await inRolledBackTransaction(async (client) => {
       await client.query('CREATE TABLE event_outbox_p_plan PARTITION OF event_outbox FOR VALUES FROM (1) TO (1001)');
 
-      for (const scans of [
+      for (const plan of [
         await genericPlanOf(client, (reader) => selectFeedPage(reader, 5, 100), '5, 100'),
         await genericPlanOf(client, (reader) => selectEventsAfter(reader, 5, 100), '5, 100'),
       ]) {
+        const scans = outboxScans(plan);
         expect(scans).toContain('Index Scan event_outbox_p_plan_position_idx');
         expect(scans.filter((scan) => !/^Index Scan event_outbox_\w+_position_idx$/.test(scan))).toEqual([]);
       }
+    });
+  });
+
+  it('numbers new events reading only the part of those not yet numbered, however many parts are kept', async () => {
+    await inRolledBackTransaction(async (client) => {
+      await client.query('CREATE TABLE event_outbox_p_plan PARTITION OF event_outbox FOR VALUES FROM (1) TO (1001)');
+      await insertEvent(client, null);
+
+      // The numbering statement is the sequencer's second query, after the lock of the feed's state.
+      const plan = await genericPlanOf(client, (tx) => sequenceCommittedEvents(tx as unknown as Tx, 100), '100', 1);
+
+      expect(new Set(outboxPartsRead(plan))).toEqual(new Set(['event_outbox_unnumbered']));
     });
   });
 });
