@@ -158,8 +158,8 @@ export class EventRelay {
   /**
    * Publishes while this instance holds the lease, until nothing more is numbered. Batches are pipelined: up to
    * BATCHES_IN_FLIGHT are sent and await the broker's confirms while the next is read, so the broker's round trip
-   * and the database's overlap instead of adding up (bench scenario 16: 10,581 events/s to a consumer). The mark moves batch by batch in position order, each only once
-   * the broker has confirmed that batch and every one before it.
+   * and the database's overlap instead of adding up (bench scenario 16: 10,581 events/s to a consumer). The mark
+   * moves batch by batch in position order, each only once the broker has confirmed that batch and every one before.
    */
   private async publishBacklog(): Promise<void> {
     if (!this.connection.ready) return;
