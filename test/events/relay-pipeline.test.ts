@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import { Connection } from 'rabbitmq-client';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { registerTypeParsers } from '../../src/db/type-parsers.js';
 import { FeedSignal } from '../../src/events/feed-signal.js';
@@ -81,6 +82,55 @@ describeWithBroker('the relay in the middle of a long backlog (D28)', () => {
     expect(state!.leased).toBe(false);
     expect(state!.publishedThrough).toBeLessThan(BACKLOG);
   });
+
+  it('moves the mark only past what the broker took when it refuses batches midway, and sends on from there', async () => {
+    // A queue that refuses what it cannot hold: the broker nacks publishes beyond LIMIT while nobody consumes.
+    const LIMIT = 5000;
+    const queue = `inventory-test-full-${randomUUID()}`;
+    const admin = new Connection({ url: BROKER_URL, retryLow: 200 });
+    admin.on('error', () => undefined);
+    try {
+      await admin.exchangeDeclare({ exchange, type: 'topic', durable: true });
+      const queueOptions = {
+        exclusive: true,
+        arguments: { 'x-max-length': LIMIT, 'x-overflow': 'reject-publish' as const },
+      };
+      await admin.queueDeclare({ queue, ...queueOptions });
+      await admin.queueBind({ queue, exchange, routingKey: '#' });
+      startRelay();
+      for (let queued = 0; queued < LIMIT;) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        queued = (await admin.queueDeclare({ queue, passive: true })).messageCount;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const refused = await relayState();
+
+      const received: string[] = [];
+      const consumer = admin.createConsumer({ queue, queueOptions, qos: { prefetchCount: 2000 } }, (message) => {
+        received.push(message.messageId!);
+      });
+      try {
+        const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM event_outbox ORDER BY position');
+        for (const deadline = Date.now() + 60_000; new Set(received).size < BACKLOG;) {
+          if (Date.now() > deadline) throw new Error(`${new Set(received).size} of ${BACKLOG} events arrived`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+
+        expect(refused!.publishedThrough).toBeLessThanOrEqual(LIMIT);
+        // The first LIMIT in order, the rest each at least once from the mark on, none skipped.
+        expect(received.slice(0, LIMIT)).toEqual(rows.slice(0, LIMIT).map((row) => row.id));
+        expect(new Set(received)).toEqual(new Set(rows.map((row) => row.id)));
+        for (const deadline = Date.now() + 5000; (await relayState())!.publishedThrough < BACKLOG;) {
+          if (Date.now() > deadline) throw new Error('the mark did not reach the end of the backlog');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await consumer.close();
+      }
+    } finally {
+      await admin.close();
+    }
+  }, 90_000);
 
   it('moves the mark no further once another instance has taken the lease over midway', async () => {
     startRelay();
