@@ -116,9 +116,12 @@ export class EventRelay {
     this.wake?.();
   }
 
-  /** Waits `ms`, or less when woken: by news of events unless `onlyForBroker`, by the broker coming back. */
+  /**
+   * Waits `ms`, or less when woken: by news of events unless `onlyForBroker`, by the broker coming back. Not at all
+   * once stopped: `stop` wakes only a sleep already begun, and one begun after a backlog it cut short would hold it.
+   */
   private sleep(ms: number, onlyForBroker = false): Promise<void> {
-    if (this.pending && !onlyForBroker) return Promise.resolve();
+    if (this.stopped || (this.pending && !onlyForBroker)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
+import { dropWithRetries } from '../db/ddl.js';
 import {
   advancePrunedThrough,
   countEventsBetween,
@@ -7,15 +7,7 @@ import {
   dropOutboxPart,
   listOutboxParts,
   selectPrunableBounds,
-  type OutboxPart,
 } from './partitions.js';
-
-const LOCK_NOT_AVAILABLE = '55P03';
-const UNDEFINED_TABLE = '42P01';
-// Each attempt holds writers up for at most the DDL's lock timeout (200 ms); under load the drop may need several
-// before the writers in flight let it through. A part left over is dropped at the next prune.
-const DROP_ATTEMPTS = 20;
-const DROP_RETRY_MS = 100;
 
 /**
  * Keeps parts created ahead of numbering, so numbered events land in a part that can later be dropped whole.
@@ -37,23 +29,6 @@ export class OutboxRoom {
   }
 }
 
-/** Drops `part`, trying again a few times when writers keep it from its lock; false when it stays for now. */
-async function dropWithRetries(pool: pg.Pool, part: OutboxPart): Promise<boolean> {
-  for (let attempt = 1; attempt <= DROP_ATTEMPTS; attempt++) {
-    try {
-      await dropOutboxPart(pool, part);
-      return true;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      // Another instance's prune dropped it first.
-      if (code === UNDEFINED_TABLE) return true;
-      if (code !== LOCK_NOT_AVAILABLE) throw error;
-    }
-    await delay(DROP_RETRY_MS + Math.random() * 2 * DROP_RETRY_MS);
-  }
-  return false;
-}
-
 /**
  * Removes the events committed before `cutoff` part by part, oldest first (D34): a part goes when every event in
  * it is numbered, older than the cutoff and, with a relay, published to `relayExchange` (nothing before the relay
@@ -73,7 +48,8 @@ export async function pruneOutbox(pool: pg.Pool, cutoff: Date, relayExchange: st
       await advancePrunedThrough(pool, through);
       removed += events;
     }
-    if (!(await dropWithRetries(pool, part))) break;
+    // A part left over is dropped at the next prune.
+    if (!(await dropWithRetries(() => dropOutboxPart(pool, part)))) break;
   }
   return removed;
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { PeriodicWork } from '../background.js';
+import { dropWithRetries } from '../db/ddl.js';
 import { withTransaction } from '../db/tx.js';
 import {
   createLedgerMonths,
@@ -58,7 +59,13 @@ export class HistoryRetention {
     const keptSince = await selectRetentionStart(this.pool, months);
     for (const part of await listLedgerParts(this.pool)) {
       if (part.to > keptSince || this.periodic.isStopped()) break;
-      await withTransaction(this.pool, (tx) => dropLedgerPart(tx, part));
+      if (!(await dropWithRetries(() => withTransaction(this.pool, (tx) => dropLedgerPart(tx, part))))) {
+        this.logger.warn(
+          { part: part.name },
+          'writers kept a month of the ledger from being dropped; retrying in an hour',
+        );
+        break;
+      }
       this.logger.info({ part: part.name, keptSince: part.to }, 'dropped a month of the ledger past its retention');
     }
   }

@@ -159,6 +159,25 @@ describe('the ledger by month (D34)', () => {
     expect([expired.status, expired.body.messageKey]).toEqual([410, 'owms.wms.inv.stock.historyExpired']);
   });
 
+  it('drops a month that a reader holds for longer than one lock wait, once the reader lets go', async () => {
+    const [oldest] = await listLedgerParts(ctx.db.pool);
+    expect(oldest).toMatchObject({ from: monthStart(-3) });
+    const reader = await ctx.db.pool.connect();
+    await reader.query('BEGIN');
+    await reader.query(`SELECT count(*) FROM ${oldest!.name}`);
+    // Longer than the 200 ms a drop waits for its lock: the first attempt times out.
+    const letGo = new Promise((resolve) => setTimeout(resolve, 600)).then(async () => {
+      await reader.query('ROLLBACK');
+      reader.release();
+    });
+
+    await runRetention({ ledgerRetentionMonths: 2 });
+    await letGo;
+
+    expect((await listLedgerParts(ctx.db.pool))[0]).toMatchObject({ from: monthStart(-2) });
+    expect(await keptSince()).toEqual([monthStart(-2)]);
+  });
+
   it('refuses to change or delete a ledger row of a kept month', async () => {
     await expect(ctx.db.pool.query(`DELETE FROM stock_movement WHERE actor = 'history'`)).rejects.toMatchObject({
       code: '42501',
