@@ -29,6 +29,28 @@ export function parseCommandLine(args: readonly string[], usage: string, maxPosi
   return positionals;
 }
 
+/**
+ * An operator command's options as `parse` (node:util's parseArgs) reads them: `--help` or `-h` prints the usage to
+ * stdout and exits 0; what parseArgs refuses (an unknown option, a value missing) is refused with its reason, without
+ * its hint about positionals, which only confuses an operator.
+ */
+export function parseOptions<Parsed extends { values: { help?: boolean } }>(
+  parse: () => Parsed,
+  usage: string,
+): Parsed {
+  let parsed: Parsed;
+  try {
+    parsed = parse();
+  } catch (error) {
+    refuseCommandLine((error as Error).message.replace(/\. To specify a positional.*$/s, '.'), usage);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  return parsed;
+}
+
 /** The configuration, or exit 1 with the ConfigError's message on stderr (no stack: the message says it all). */
 export function loadConfigOrExit(options?: LoadOptions): Config {
   try {

@@ -73,52 +73,15 @@ function openBody(req: Request): OpenBody {
 }
 
 /**
- * Reads a body as text, decoded piece by piece as it arrives, so its bytes are never held whole; `onPiece` sees
- * each piece, so a hash of the body needs no copy of it. Bytes that are no character in the charset (once stored
- * as U+FFFD) are a 400; beyond `limit`, counted after decompression, a 413. On a refusal the rest of the body is
- * read off unkept, so the answer reaches a client that is still sending.
+ * Reads a body as text, decoded piece by piece as it arrives (see readPieces), so its bytes are never held whole;
+ * `onPiece` sees each piece, so a hash of the body needs no copy of it. Bytes that are no character in the charset
+ * (once stored as U+FFFD) are a 400; beyond `limit`, counted after decompression, a 413. On a refusal the rest of
+ * the body is read off unkept, so the answer reaches a client that is still sending.
  */
-export function readText(req: Request, limit: ByteSize, onPiece?: (piece: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body: OpenBody;
-    try {
-      body = openBody(req);
-    } catch (error) {
-      return reject(error);
-    }
-    const { decoder, source } = body;
-    let size = 0;
-    let text = '';
-    const add = (piece: string): void => {
-      onPiece?.(piece);
-      text += piece;
-    };
-    const finish = (error?: unknown): void => {
-      source.off('data', onData).off('end', onEnd).off('error', onError);
-      body.close();
-      if (error) reject(error);
-      else resolve(text);
-    };
-    const decode = (chunk?: Buffer): boolean => {
-      try {
-        add(chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode());
-        return true;
-      } catch {
-        finish(unreadableBody(`the body is not valid ${decoder.encoding}`));
-        return false;
-      }
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit.bytes) finish(payloadTooLarge(limit.text));
-      else decode(chunk);
-    };
-    const onEnd = (): void => {
-      if (decode()) finish();
-    };
-    const onError = (error: Error): void => finish(unreadableBody(error.message || 'the body could not be read'));
-    source.on('data', onData).on('end', onEnd).on('error', onError);
-  });
+export async function readText(req: Request, limit: ByteSize, onPiece?: (piece: string) => void): Promise<string> {
+  let text = '';
+  for await (const piece of readPieces(req, limit, onPiece)) text += piece;
+  return text;
 }
 
 interface Waiting {

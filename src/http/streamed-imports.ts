@@ -44,7 +44,7 @@ export class StreamedImports {
         lineLimit: this.bodies.limit,
         stallTimeoutMs: this.bodies.importStallTimeoutMs,
         deadline: {
-          // A request timeout of a second or less keeps nine tenths of itself for the body.
+          // A request timeout under ten seconds keeps nine tenths of itself for the body, not all but a second.
           at: Date.now() + this.requestTimeoutMs - Math.min(ANSWER_MARGIN_MS, this.requestTimeoutMs / 10),
           ms: this.requestTimeoutMs,
         },

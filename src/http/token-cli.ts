@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadConfigOrExit, refuseCommandLine } from '../command-line.js';
+import { loadConfigOrExit, parseOptions, refuseCommandLine } from '../command-line.js';
 import { readOrCreateDevelopmentSecret, signDevelopmentToken } from './dev-token.js';
 
 const USAGE = `Usage: node dist/http/token-cli.js [subject] [hours]
@@ -35,30 +35,23 @@ function readCommandLine(args: string[]): {
   audience?: string;
   issuer?: string;
 } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        sub: { type: 'string' },
-        scope: { type: 'string', multiple: true },
-        aud: { type: 'string' },
-        iss: { type: 'string' },
-        ttl: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    // parseArgs names the option and what is wrong with it; its code is of no use to an operator.
-    refuseCommandLine(`${(error as Error).message.replace(/\. To specify a positional.*$/s, '.')}`, USAGE);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+  const { values, positionals } = parseOptions(
+    () =>
+      parseArgs({
+        args,
+        allowPositionals: true,
+        strict: true,
+        options: {
+          help: { type: 'boolean', short: 'h' },
+          sub: { type: 'string' },
+          scope: { type: 'string', multiple: true },
+          aud: { type: 'string' },
+          iss: { type: 'string' },
+          ttl: { type: 'string' },
+        },
+      }),
+    USAGE,
+  );
   const extra = positionals[2];
   if (extra !== undefined) refuseCommandLine(`Unexpected argument '${extra}'.`, USAGE);
   const [positionalSubject, hours] = positionals;

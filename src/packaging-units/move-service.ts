@@ -284,8 +284,10 @@ async function targetLoadUnitByPKey(tx: Tx, pKey: string): Promise<LoadUnitRow> 
   }
 }
 
-/** Update a unit: move it whole or in part to a Location or into a LoadUnit; returns the unit at the target. */
-/** `checkUnit` sees the unit as locked, before anything changes, and throws to refuse the move. */
+/**
+ * Update a unit: move it whole or in part to a Location or into a LoadUnit; returns the unit at the target.
+ * `checkUnit` sees the unit as locked, before anything changes, and throws to refuse the move.
+ */
 export async function moveUnit(
   tx: Tx,
   pKey: string,

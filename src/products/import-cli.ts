@@ -4,7 +4,7 @@ import https from 'node:https';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { refuseCommandLine } from '../command-line.js';
+import { parseOptions, refuseCommandLine } from '../command-line.js';
 import { CsvToNdjson, PACKAGING_UNIT_CSV, PRODUCT_CSV } from './import-csv.js';
 import { ImportProgress } from './import-progress.js';
 
@@ -55,27 +55,22 @@ interface Options {
 const ON_CONFLICT = ['fail', 'skip', 'update'];
 
 function optionsOf(args: readonly string[]): Options {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        format: { type: 'string' },
-        'on-conflict': { type: 'string' },
-        'packaging-units': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    refuseCommandLine(`${(error as Error).message}.`, USAGE);
-  }
-  if (parsed.values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+  const parsed = parseOptions(
+    () =>
+      parseArgs({
+        args: [...args],
+        allowPositionals: true,
+        options: {
+          url: { type: 'string' },
+          token: { type: 'string' },
+          format: { type: 'string' },
+          'on-conflict': { type: 'string' },
+          'packaging-units': { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      }),
+    USAGE,
+  );
   const [file, extra] = parsed.positionals;
   if (file === undefined) refuseCommandLine('Which file? FILE is missing.', USAGE);
   if (extra !== undefined) refuseCommandLine(`Unexpected argument '${extra}'.`, USAGE);

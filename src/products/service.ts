@@ -126,8 +126,10 @@ export async function findProductBySkuAndUom(db: Queryable, sku: string, uom: st
   return product;
 }
 
-/** D12: a full replacement under the row lock; a sent `ol` must match the stored one. */
-/** `checkVersion` sees the Product as locked, before anything changes, and throws to refuse (D33's If-Match). */
+/**
+ * D12: a full replacement under the row lock; a sent `ol` must match the stored one. `checkVersion` sees the
+ * Product as locked, before anything changes, and throws to refuse (D33's If-Match).
+ */
 export async function updateProduct(
   tx: Tx,
   input: ProductUpdateInput,

@@ -189,6 +189,24 @@ describe('body limits per operation (issue 15)', () => {
     expect(await productsLike(prefix)).toBe(0);
   });
 
+  it('refuses one Product sent as a plain object larger than BODY_LIMIT with 413, though under the bulk limit', async () => {
+    const sku = uniqueSku('BIG-OBJECT');
+
+    const response = await post(
+      '/v1/products',
+      JSON.stringify(aProduct({ sku, details: { text: 'x'.repeat(LIMIT) } })),
+    );
+
+    expectServerDeclined(response, {
+      status: 413,
+      error: 'Payload Too Large',
+      exception: 'PayloadTooLargeException',
+      message: 'Request body value exceeds the limit of one resource, 4kb',
+      path: '/v1/products',
+    });
+    expect(await productsLike(sku)).toBe(0);
+  });
+
   it('lets go of every spool file of the bulk bodies it has answered', async () => {
     const spoolFiles = async (): Promise<string[]> => {
       const targets = await Promise.all(

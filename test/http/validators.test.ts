@@ -137,8 +137,10 @@ describe('If-Match on PUT (D33)', () => {
 
   it('answers 404, not 412, for an unknown Product', async () => {
     const unknown = { ...aProduct(), pKey: '00000000-0000-4000-8000-000000000000' };
-    const response = await api.put('/v1/products', unknown).set('If-Match', '*');
+    // A tag that names no current version: checked before the lookup, it would be the 412 (`*` passes any check).
+    const response = await api.put('/v1/products', unknown).set('If-Match', `"${unknown.pKey}.0.hal-json"`);
     expect(response.status).toBe(404);
+    expect((response.body as Json).messageKey).toBe('owms.wms.inv.product.notFoundByPKey');
   });
 
   it('moves a PackagingUnit only while its tag is current; a stale tag is a 412 and the unit stays', async () => {

@@ -115,6 +115,13 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
     expect(outcome.stderr.startsWith("Unknown --on-conflict 'merge'.\n\nUsage:")).toBe(true);
   });
 
+  it('refuses an unknown option with exit code 2 naming it, as the token command does', async () => {
+    const outcome = await runImport(['--dry-run', 'file.ndjson'], { TOKEN: 'x' });
+
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr.startsWith("Unknown option '--dry-run'.\n\nUsage:")).toBe(true);
+  });
+
   it('exits 1 naming the column when a CSV header has a column that is no Product field', async () => {
     const file = await givenFile('unknown.csv', 'sku,baseUnitMagnitude,baseUnitCode,colour\nA,1,PC,red\n');
 

@@ -1,7 +1,9 @@
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { expectValidationError } from '../support/api-errors.js';
 import { aProduct, aProductUnit, aQuantity, type Json, UNITS_PKG } from '../support/builders.js';
+import { bearer } from '../support/tokens.js';
 import { productApi, rowCounts } from './product-api.js';
 
 const ctx = useTestApp();
@@ -190,6 +192,18 @@ describe('POST /v1/products validation: all or nothing (D6, D10)', () => {
 
     expect(await rowCounts(ctx.db.pool)).toEqual(before);
     expectValidationError(response, [['body', 'must be of type array']]);
+  });
+
+  it.each([
+    ['no body at all', undefined],
+    ['a blank body', ' \n '],
+  ])('answers %s with a 400 naming the body as required and stores nothing', async (_what, json) => {
+    const before = await rowCounts(ctx.db.pool);
+    const post = request(ctx.app).post('/v1/products').set('Authorization', bearer());
+    const response = await (json === undefined ? post : post.set('Content-Type', 'application/json').send(json));
+
+    expect(await rowCounts(ctx.db.pool)).toEqual(before);
+    expectValidationError(response, [['body', 'required']]);
   });
 
   it('answers an array holding a non-object with a 400 naming that element', async () => {
