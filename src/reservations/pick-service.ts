@@ -8,7 +8,7 @@ import { pickReserved, type PickTarget } from '../packaging-units/move-service.j
 import type { PackagingUnitRow } from '../packaging-units/sql.js';
 import { StockChanges } from '../packaging-units/stock-changes.js';
 import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/stock.js';
-import { deleteUnits, updateUnitQuantity } from '../packaging-units/write-sql.js';
+import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.js';
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
 import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
@@ -83,6 +83,7 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
   const locationIds = await locationIdsOf(tx, [...units.values()]);
   const changes = new StockChanges();
   const emptied: number[] = [];
+  const remaining: { id: number; magnitude: string; code: string; reservedBase: string }[] = [];
   const entries = [];
   for (const [unitId, amount] of amounts) {
     const unit = units.get(unitId)!;
@@ -92,7 +93,12 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
       emptied.push(unitId);
       changes.deletedUnit(unit);
     } else {
-      await updateUnitQuantity(tx, unitId, rest.magnitude.toString(), rest.unitCode, reservedRest);
+      remaining.push({
+        id: unitId,
+        magnitude: rest.magnitude.toString(),
+        code: rest.unitCode,
+        reservedBase: reservedRest,
+      });
       changes.unit('pu.event.changed', unitId);
     }
     entries.push(
@@ -105,6 +111,7 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
       ),
     );
   }
+  await updateUnitQuantities(tx, remaining);
   await endReservation(tx, reservation.reservationId, 'ISSUED');
   const unitEvents = await changes.events(tx);
   if (emptied.length > 0) await deleteUnits(tx, emptied);
