@@ -46,15 +46,12 @@ export async function findReservations(
 ): Promise<Page<ReservationDetail>> {
   const rows = await selectReservations(db, filter, { limit: query.limit + 1, after: query.after });
   const page = pageOf(rows, query.limit, (row) => row.id);
-  const parts = await selectParts(
-    db,
-    page.items.map((row) => row.reservationId),
-  );
+  // Grouped once: filtering all parts per reservation is page size × parts, up to 1000 × several thousand.
+  const partsOf = new Map<string, ReservationPart[]>(page.items.map((row) => [row.reservationId, []]));
+  const parts = await selectParts(db, [...partsOf.keys()]);
+  for (const part of parts) partsOf.get(part.reservationId)!.push(part);
   return {
-    items: page.items.map((reservation) => ({
-      reservation,
-      parts: parts.filter((part) => part.reservationId === reservation.reservationId),
-    })),
+    items: page.items.map((reservation) => ({ reservation, parts: partsOf.get(reservation.reservationId)! })),
     next: page.next,
   };
 }
