@@ -3,7 +3,6 @@ import { allocationErrors } from '../allocation/messages.js';
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
 import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
-import { locationIdsOf } from '../packaging-units/find-service.js';
 import { pickReserved, type PickTarget } from '../packaging-units/move-service.js';
 import type { PackagingUnitRow } from '../packaging-units/sql.js';
 import { StockChanges } from '../packaging-units/stock-changes.js';
@@ -12,7 +11,7 @@ import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
 import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
-import { amountsByUnit, lockedReservation, lockHeldUnits } from './service.js';
+import { holdingEvent, lockedReservation, lockHolding } from './service.js';
 
 export interface PickInput {
   readonly pKey: string;
@@ -78,9 +77,8 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
   const reservation = await lockedReservation(tx, reservationId);
   if (reservation.state === 'ISSUED') return;
   requireActive(reservation);
-  const amounts = amountsByUnit(await selectParts(tx, [reservation.reservationId], true));
-  const units = await lockHeldUnits(tx, amounts);
-  const locationIds = await locationIdsOf(tx, [...units.values()]);
+  const holding = await lockHolding(tx, reservation);
+  const { amounts, units, locationIds } = holding;
   const changes = new StockChanges();
   const emptied: number[] = [];
   const remaining: { id: number; magnitude: string; code: string; reservedBase: string }[] = [];
@@ -115,11 +113,6 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
   await endReservation(tx, reservation.reservationId, 'ISSUED');
   const unitEvents = await changes.events(tx);
   if (emptied.length > 0) await deleteUnits(tx, emptied);
-  const issued = reservationEvent('allocation.event.issued', {
-    reservationId: reservation.reservationId,
-    sku: reservation.sku,
-    productBaseCode: reservation.productBaseCode,
-    parts: [...amounts].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
-  });
+  const issued = holdingEvent('allocation.event.issued', reservation, holding);
   await appendMovementsAndEvents(tx, entries, [issued, ...unitEvents], actor);
 }
