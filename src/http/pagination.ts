@@ -35,7 +35,11 @@ export interface Page<Item> {
 }
 
 /** Splits `limit + 1` rows read in list order into the page and, when the extra row came, the next cursor. */
-export function pageOf<Row>(rows: readonly Row[], limit: number, cursorOf: (row: Row) => number): Page<Row> {
+export function pageOf<Row>(
+  rows: readonly Row[],
+  limit: number,
+  cursorOf: (row: Row) => NonNullable<Page<Row>['next']>,
+): Page<Row> {
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
   return { items, next: cursorOf(items[items.length - 1]!) };

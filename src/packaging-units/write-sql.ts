@@ -147,6 +147,27 @@ export async function updateUnitQuantity(
   });
 }
 
+/** Sets the quantity and reserved amount of several units in one statement (a goods issue takes from each). */
+export async function updateUnitQuantities(
+  tx: Tx,
+  units: readonly { id: number; magnitude: string; code: string; reservedBase: string }[],
+): Promise<void> {
+  if (units.length === 0) return;
+  await tx.query({
+    name: 'update-unit-quantities',
+    text: `UPDATE packaging_unit pu SET qty_magnitude = v.magnitude, qty_code = v.code, reserved_base = v.reserved_base,
+           ol = pu.ol + 1, last_modified_dt = now()
+      FROM unnest($1::bigint[], $2::numeric[], $3::text[], $4::numeric[]) AS v(id, magnitude, code, reserved_base)
+     WHERE pu.id = v.id`,
+    values: [
+      columnOf(units, 'id'),
+      columnOf(units, 'magnitude'),
+      columnOf(units, 'code'),
+      columnOf(units, 'reservedBase'),
+    ],
+  });
+}
+
 export async function updateUnitState(
   tx: Tx,
   id: number,

@@ -268,7 +268,9 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
       request: { params: productKeyParamsSchema },
       responses: {
         204: noBody('Deleted'),
-        403: messageOnlyError('Still in use by PackagingUnits, LoadUnits, its units or stacking rules (D13)'),
+        403: messageOnlyError(
+          'Still in use by PackagingUnits, LoadUnits, its units, stacking rules or kept reservations (D13, D32)',
+        ),
         404: notFoundByPKey,
       },
     },

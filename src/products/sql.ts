@@ -213,7 +213,10 @@ export async function usagesOfProduct(tx: Tx, productId: number): Promise<string
      UNION ALL
      SELECT 'unit of measure definitions' WHERE EXISTS (SELECT 1 FROM product_unit WHERE product_id = $1)
      UNION ALL
-     SELECT 'stacking rules of other products' WHERE EXISTS (SELECT 1 FROM stacking_rule WHERE allowed_product_id = $1)`,
+     SELECT 'stacking rules of other products' WHERE EXISTS (SELECT 1 FROM stacking_rule WHERE allowed_product_id = $1)
+     UNION ALL
+     -- Reservations name their Product by foreign key (migration 0012) and are kept after they end (D32).
+     SELECT 'reservations' WHERE EXISTS (SELECT 1 FROM reservation_life WHERE product_id = $1)`,
     [productId],
   );
   return result.rows.map((row) => row.usage);

@@ -3,16 +3,15 @@ import { allocationErrors } from '../allocation/messages.js';
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
 import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
-import { locationIdsOf } from '../packaging-units/find-service.js';
 import { pickReserved, type PickTarget } from '../packaging-units/move-service.js';
 import type { PackagingUnitRow } from '../packaging-units/sql.js';
 import { StockChanges } from '../packaging-units/stock-changes.js';
 import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/stock.js';
-import { deleteUnits, updateUnitQuantity } from '../packaging-units/write-sql.js';
+import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.js';
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
 import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
-import { amountsByUnit, lockedReservation, lockHeldUnits } from './service.js';
+import { holdingEvent, lockedReservation, lockHolding } from './service.js';
 
 export interface PickInput {
   readonly pKey: string;
@@ -78,11 +77,11 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
   const reservation = await lockedReservation(tx, reservationId);
   if (reservation.state === 'ISSUED') return;
   requireActive(reservation);
-  const amounts = amountsByUnit(await selectParts(tx, [reservation.reservationId], true));
-  const units = await lockHeldUnits(tx, amounts);
-  const locationIds = await locationIdsOf(tx, [...units.values()]);
+  const holding = await lockHolding(tx, reservation);
+  const { amounts, units, locationIds } = holding;
   const changes = new StockChanges();
   const emptied: number[] = [];
+  const remaining: { id: number; magnitude: string; code: string; reservedBase: string }[] = [];
   const entries = [];
   for (const [unitId, amount] of amounts) {
     const unit = units.get(unitId)!;
@@ -92,7 +91,12 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
       emptied.push(unitId);
       changes.deletedUnit(unit);
     } else {
-      await updateUnitQuantity(tx, unitId, rest.magnitude.toString(), rest.unitCode, reservedRest);
+      remaining.push({
+        id: unitId,
+        magnitude: rest.magnitude.toString(),
+        code: rest.unitCode,
+        reservedBase: reservedRest,
+      });
       changes.unit('pu.event.changed', unitId);
     }
     entries.push(
@@ -105,14 +109,10 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
       ),
     );
   }
+  await updateUnitQuantities(tx, remaining);
   await endReservation(tx, reservation.reservationId, 'ISSUED');
   const unitEvents = await changes.events(tx);
   if (emptied.length > 0) await deleteUnits(tx, emptied);
-  const issued = reservationEvent('allocation.event.issued', {
-    reservationId: reservation.reservationId,
-    sku: reservation.sku,
-    productBaseCode: reservation.productBaseCode,
-    parts: [...amounts].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
-  });
+  const issued = holdingEvent('allocation.event.issued', reservation, holding);
   await appendMovementsAndEvents(tx, entries, [issued, ...unitEvents], actor);
 }

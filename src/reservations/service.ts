@@ -2,7 +2,7 @@ import { reservationEvent } from '../allocation/events.js';
 import { allocationErrors } from '../allocation/messages.js';
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
-import type { EventType } from '../events/outbox.js';
+import type { EventType, NewEvent } from '../events/outbox.js';
 import type { Page, PageQuery } from '../http/pagination.js';
 import { pageOf } from '../http/pagination.js';
 import { appendMovementsAndEvents, type Actor } from '../ledger/sql.js';
@@ -46,15 +46,12 @@ export async function findReservations(
 ): Promise<Page<ReservationDetail>> {
   const rows = await selectReservations(db, filter, { limit: query.limit + 1, after: query.after });
   const page = pageOf(rows, query.limit, (row) => row.id);
-  const parts = await selectParts(
-    db,
-    page.items.map((row) => row.reservationId),
-  );
+  // Grouped once: filtering all parts per reservation is page size × parts, up to 1000 × several thousand.
+  const partsOf = new Map<string, ReservationPart[]>(page.items.map((row) => [row.reservationId, []]));
+  const parts = await selectParts(db, [...partsOf.keys()]);
+  for (const part of parts) partsOf.get(part.reservationId)!.push(part);
   return {
-    items: page.items.map((reservation) => ({
-      reservation,
-      parts: parts.filter((part) => part.reservationId === reservation.reservationId),
-    })),
+    items: page.items.map((reservation) => ({ reservation, parts: partsOf.get(reservation.reservationId)! })),
     next: page.next,
   };
 }
@@ -68,7 +65,7 @@ export async function lockedReservation(tx: Tx, reservationId: string): Promise<
 }
 
 /** The amount each unit's parts hold, by unit id, in id order (the order every writer locks units in). */
-export function amountsByUnit(parts: readonly ReservationPart[]): Map<number, Dec> {
+function amountsByUnit(parts: readonly ReservationPart[]): Map<number, Dec> {
   const amounts = new Map<number, Dec>();
   for (const part of [...parts].sort((a, b) => a.packagingUnitId! - b.packagingUnitId!)) {
     amounts.set(part.packagingUnitId!, (amounts.get(part.packagingUnitId!) ?? new Dec(0)).plus(part.qtyBase));
@@ -76,11 +73,35 @@ export function amountsByUnit(parts: readonly ReservationPart[]): Map<number, De
   return amounts;
 }
 
-/** Locks the units the reservation holds, in id order, and reads them. */
-export async function lockHeldUnits(tx: Tx, amounts: ReadonlyMap<number, Dec>): Promise<Map<number, PackagingUnitRow>> {
+/** What a locked reservation holds: the amount on each unit by id, the units as locked, their Locations. */
+export interface Holding {
+  readonly amounts: ReadonlyMap<number, Dec>;
+  readonly units: ReadonlyMap<number, PackagingUnitRow>;
+  readonly locationIds: Map<number, string>;
+}
+
+/** Locks the reservation's parts, then the units they lie on in id order, and reads them (release, expiry, issue). */
+export async function lockHolding(tx: Tx, reservation: ReservationRow): Promise<Holding> {
+  const amounts = amountsByUnit(await selectParts(tx, [reservation.reservationId], true));
   const ids = [...amounts.keys()];
   await lockUnitsByIds(tx, ids);
-  return new Map((await selectUnitsByIds(tx, ids)).map((unit) => [unit.id, unit]));
+  const unitRows = await selectUnitsByIds(tx, ids);
+  const units = new Map(unitRows.map((unit) => [unit.id, unit]));
+  return { amounts, units, locationIds: await locationIdsOf(tx, unitRows) };
+}
+
+/** D27: the reservation's event naming everything it holds, unit by unit. */
+export function holdingEvent(
+  type: Extract<EventType, `allocation.event.${string}`>,
+  reservation: ReservationRow,
+  { amounts, units }: Holding,
+): NewEvent {
+  return reservationEvent(type, {
+    reservationId: reservation.reservationId,
+    sku: reservation.sku,
+    productBaseCode: reservation.productBaseCode,
+    parts: [...amounts].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
+  });
 }
 
 const ENDINGS = {
@@ -99,10 +120,8 @@ async function endHolding(
   actor: Actor,
 ): Promise<void> {
   const { kind, event } = ENDINGS[state];
-  const parts = await selectParts(tx, [reservation.reservationId], true);
-  const amounts = amountsByUnit(parts);
-  const units = await lockHeldUnits(tx, amounts);
-  const locationIds = await locationIdsOf(tx, [...units.values()]);
+  const holding = await lockHolding(tx, reservation);
+  const { amounts, units, locationIds } = holding;
   await lowerReserved(
     tx,
     [...amounts].map(([unitId, amount]) => ({ unitId, qtyBase: amount.toString() })),
@@ -115,12 +134,7 @@ async function endHolding(
       after: { ...unit, reservedBase: new Dec(unit.reservedBase).minus(amount).toString(), ol: unit.ol + 1 },
     };
   });
-  const reservationEnded = reservationEvent(event, {
-    reservationId: reservation.reservationId,
-    sku: reservation.sku,
-    productBaseCode: reservation.productBaseCode,
-    parts: [...amounts].map(([unitId, amount]) => ({ pKey: units.get(unitId)!.pKey, qtyBase: amount })),
-  });
+  const reservationEnded = holdingEvent(event, reservation, holding);
   const unitEvents = await renderedUnitEvents(
     tx,
     ended.map(({ after }) => ({ type: 'pu.event.changed', unit: after })),

@@ -1,4 +1,4 @@
-import type { Page } from '../http/pagination.js';
+import { pageOf, type Page } from '../http/pagination.js';
 import type { Queryable } from '../db/tx.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { productErrors } from '../products/messages.js';
@@ -96,7 +96,5 @@ export async function readStockLevel(db: Queryable, query: StockQuery & { sku: s
 export async function listStockLevels(db: Queryable, query: StockQuery, limit: number): Promise<Page<ProductStock>> {
   checkCombination(query);
   const rows = await selectStockPage(db, { limit, afterSku: query.after });
-  if (rows.length <= limit) return { items: rows };
-  const items = rows.slice(0, limit);
-  return { items, next: stockCursorOf(items.at(-1)!.sku) };
+  return pageOf(rows, limit, (row) => stockCursorOf(row.sku));
 }

@@ -341,3 +341,25 @@ describe('stock levels through a reservation’s life', () => {
     expect([atPick.onHand, atPick.reserved]).toEqual([pcOf(10), pcOf(4)]);
   });
 });
+
+describe('the Product of an ended reservation', () => {
+  it('answers 403 with the D13 message while an issued reservation of it is kept, and keeps the Product', async () => {
+    const given = await givenReservation(ctx, [3], 3);
+    expect((await issue(ctx, given.reservationId)).status).toBe(204);
+    // Arranged directly: the emptied LoadUnit no longer assigned to the Product, so only the reservation refers to it.
+    await ctx.db.pool.query(
+      'UPDATE load_unit SET product_id = NULL WHERE product_id = (SELECT id FROM product WHERE sku = $1)',
+      [given.sku],
+    );
+    const product = await call(ctx.app, 'get', `/v1/products?sku=${given.sku}`).set('Accept', 'application/json');
+    const pKey = (product.body as { pKey: string }).pKey;
+
+    const response = await call(ctx.app, 'delete', `/v1/products/${pKey}`);
+
+    expect([response.status, response.body]).toEqual([
+      403,
+      { message: `Product [${given.sku}] cannot be deleted: it is still used by reservations` },
+    ]);
+    expect((await getReservation(ctx, given.reservationId)).sku).toBe(given.sku);
+  });
+});
