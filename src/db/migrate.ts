@@ -14,18 +14,26 @@ interface MigrationFile {
   readonly name: string;
   readonly sql: string;
   readonly checksum: string;
+  /**
+   * `NNNN_name.before.sql`, run first in the same transaction: it prepares data a landed migration did not expect,
+   * without changing that migration's text, whose checksum databases that applied it have recorded.
+   */
+  readonly before: string | undefined;
 }
 
 async function readMigrations(directory: string): Promise<MigrationFile[]> {
-  const names = (await readdir(directory)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort();
+  const files = await readdir(directory);
+  const names = files.filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(`${directory}/${name}`, 'utf8');
+      const beforeName = name.replace(/\.sql$/, '.before.sql');
       return {
         version: name.slice(0, 4),
         name,
         sql,
         checksum: createHash('sha256').update(sql).digest('hex'),
+        before: files.includes(beforeName) ? await readFile(`${directory}/${beforeName}`, 'utf8') : undefined,
       };
     }),
   );
@@ -62,6 +70,7 @@ export async function migrate(pool: pg.Pool, logger: Logger, directory = MIGRATI
       }
       await client.query('BEGIN');
       try {
+        if (migration.before !== undefined) await client.query(migration.before);
         await client.query(migration.sql);
         await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
           migration.version,

@@ -123,3 +123,56 @@ describe('migrate with a failing migration', () => {
     expect(await migrate(fresh.pool(), logger, directory)).toStrictEqual(['0002_broken.sql']);
   });
 });
+
+describe('migrate a database whose Product of a released reservation was deleted (0012)', () => {
+  let fresh: EmptyDatabase;
+  let directory: string;
+  beforeAll(async () => {
+    fresh = await createEmptyDatabase();
+    directory = await mkdtemp(path.join(os.tmpdir(), 'inventory-migrations-'));
+    const before0012 = (await migrationFiles()).filter((file) => file.version < '0012');
+    for (const file of before0012) {
+      await writeFile(path.join(directory, file.name), await readFile(path.join(MIGRATIONS_DIR, file.name), 'utf8'));
+    }
+  });
+  afterAll(async () => {
+    await fresh?.drop();
+    if (directory) await rm(directory, { recursive: true, force: true });
+  });
+
+  it('upgrades, leaving out the released reservation of the Product that is gone and keeping the others', async () => {
+    const pool = fresh.pool();
+    await migrate(pool, logger, directory);
+    // Before 0012 a Product could be deleted once its units were gone, though released reservations named it.
+    const { rows } = await pool.query<{ gone: string; kept: string }>(
+      `INSERT INTO product (sku, label, description, base_unit_magnitude, base_unit_code, stock_zone)
+       VALUES ('GONE', 'l', 'd', 1, 'PC', 'A'), ('KEPT', 'l', 'd', 1, 'PC', 'A')
+       RETURNING id`,
+    );
+    const [gone, kept] = rows.map((row) => (row as unknown as { id: string }).id);
+    for (const [reservation, product] of [
+      ['00000000-0000-0000-0000-000000000001', gone],
+      ['00000000-0000-0000-0000-000000000002', kept],
+    ]) {
+      await pool.query(
+        `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
+                                     reserved_before, reserved_after, reservation_id, actor)
+         VALUES (gen_random_uuid(), $2, 'RESERVE', 'PC', 1, 1, 0, 1, $1, 'test')`,
+        [reservation, product],
+      );
+      await pool.query(
+        `INSERT INTO reservation (reservation_id, qty_base, actor, released_at) VALUES ($1, 1, 'test', now())`,
+        [reservation],
+      );
+    }
+    await pool.query('DELETE FROM product WHERE id = $1', [gone]);
+
+    const applied = await migrate(pool, logger);
+
+    expect(applied).toContain('0012_reservation_life.sql');
+    const { rows: life } = await pool.query<{ reservation_id: string; state: string }>(
+      'SELECT reservation_id, state FROM reservation_life ORDER BY reservation_id',
+    );
+    expect(life).toStrictEqual([{ reservation_id: '00000000-0000-0000-0000-000000000002', state: 'RELEASED' }]);
+  });
+});
