@@ -10,7 +10,7 @@ export interface PoolSettings {
   readonly poolMode: PoolMode;
 }
 
-const CLIENT_TIMEOUT_MARGIN_MS = 2000;
+export const CLIENT_TIMEOUT_MARGIN_MS = 2000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 /** Waiting forever on a lock or a runaway statement would hold a connection and a client hostage. */

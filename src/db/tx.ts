@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { isBrokenConnection } from './pg-errors.js';
-import { transactionLocalSettings } from './pool.js';
+import { CLIENT_TIMEOUT_MARGIN_MS, transactionLocalSettings } from './pool.js';
 
 declare const transactionBrand: unique symbol;
 
@@ -37,6 +37,31 @@ export function afterCommit(tx: Tx, callback: () => void): void {
   const callbacks = commitCallbacks.get(tx);
   if (callbacks) callbacks.push(callback);
   else commitCallbacks.set(tx, [callback]);
+}
+
+/** pg's per-client setting of how long it waits for any statement's answer (the pool's `query_timeout`). */
+type ClientTimeouts = { connectionParameters: { query_timeout: number | false | undefined } };
+
+// The client-side limit a client had before allowLongStatements raised it, restored when the transaction ends.
+const raisedTimeouts = new WeakMap<pg.PoolClient, number | false | undefined>();
+
+/**
+ * Lets the rest of the transaction's statements run for up to `ms` (a bulk load's set-based statements, bound by its
+ * request's timeout rather than DB_STATEMENT_TIMEOUT_MS): on the server (`statement_timeout`, local to the
+ * transaction) and in the client, whose own limit would otherwise cut them off a little after the pool's.
+ */
+export async function allowLongStatements(tx: Tx, ms: number): Promise<void> {
+  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(ms)]);
+  const parameters = (tx as unknown as ClientTimeouts).connectionParameters;
+  if (!raisedTimeouts.has(tx)) raisedTimeouts.set(tx, parameters.query_timeout);
+  parameters.query_timeout = ms + CLIENT_TIMEOUT_MARGIN_MS;
+}
+
+/** Gives the client back the limit it had before allowLongStatements, for the next transaction on it. */
+function restoreTimeout(client: pg.PoolClient): void {
+  if (!raisedTimeouts.has(client)) return;
+  (client as unknown as ClientTimeouts).connectionParameters.query_timeout = raisedTimeouts.get(client);
+  raisedTimeouts.delete(client);
 }
 
 const SERIALIZATION_FAILURE = '40001';
@@ -103,6 +128,7 @@ export async function withTransaction<T>(
       if (attempt >= maxAttempts || !isRetryable(error)) throw error;
     } finally {
       commitCallbacks.delete(client);
+      restoreTimeout(client);
       client.off('error', onConnectionError);
       // A client whose rollback failed may be mid-protocol; destroy it rather than hand it to the next request.
       client.release(broken);

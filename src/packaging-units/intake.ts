@@ -1,5 +1,5 @@
 import { copyLines } from '../db/copy.js';
-import type { Tx } from '../db/tx.js';
+import { allowLongStatements, type Tx } from '../db/tx.js';
 import { appendEvents } from '../events/outbox.js';
 import { validationError } from '../http/api-error.js';
 import type { BodyLine } from '../http/body.js';
@@ -112,7 +112,7 @@ export async function intakeUnits(
   lines: AsyncIterable<BodyLine>,
   { actor, timeoutMs, mixedAllowed }: IntakeOptions,
 ): Promise<number> {
-  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
+  await allowLongStatements(tx, timeoutMs);
   await createIntakeTables(tx);
   let sent = 0;
   await copyLines(tx, COPY_INTO_UNIT_INTAKE, timeoutMs, lines, (line) => {

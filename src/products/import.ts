@@ -1,5 +1,5 @@
 import { copyLines } from '../db/copy.js';
-import type { Tx } from '../db/tx.js';
+import { allowLongStatements, type Tx } from '../db/tx.js';
 import { validationError } from '../http/api-error.js';
 import type { BodyLine } from '../http/body.js';
 import { parseLineInput, parseLineObject } from '../http/ndjson-line.js';
@@ -127,7 +127,7 @@ export async function importProducts(
   lines: AsyncIterable<BodyLine>,
   { requestId, timeoutMs, onConflict }: ImportOptions,
 ): Promise<ImportResult> {
-  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
+  await allowLongStatements(tx, timeoutMs);
   await createImportTable(tx, onConflict);
   const [products, rules] = await copyProductLines(tx, lines, timeoutMs);
   if (products === 0) throw validationError([{ path: 'body', message: 'must contain at least one Product' }]);

@@ -1,5 +1,8 @@
+import type pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { withTransaction, type Tx } from '../../src/db/tx.js';
+import { createPool } from '../../src/db/pool.js';
+import { allowLongStatements, withTransaction, type Tx } from '../../src/db/tx.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -191,5 +194,32 @@ describe('withTransaction under concurrency', () => {
     });
     expect(attempts).toBe(3);
     expect(await values()).toStrictEqual({ 3: 0 });
+  });
+});
+
+describe('a transaction that allows long statements (bulk loads)', () => {
+  // The pool's statements end after 300 ms on the server and, should the server not answer, 2.3 s in the client.
+  const settings = { poolMax: 1, connectTimeoutMs: 5000, lockTimeoutMs: 1000, statementTimeoutMs: 300 } as const;
+  let pool: pg.Pool;
+  beforeAll(() => {
+    pool = createPool(db.url, { ...settings, poolMode: 'session' }, pino({ level: 'silent' }));
+  });
+  afterAll(() => pool?.end());
+
+  it('runs a statement longer than the client-side limit, then gives the connection back with the pool limits', async () => {
+    const slept = await withTransaction(pool, async (tx) => {
+      await allowLongStatements(tx, 10_000);
+      await tx.query('SELECT pg_sleep(2.6)');
+      return true;
+    });
+
+    expect(slept).toBe(true);
+    // The next transaction on that one connection has the client-side limit again, whatever the server allows.
+    await expect(
+      withTransaction(pool, async (tx) => {
+        await tx.query('SET LOCAL statement_timeout = 10000');
+        await tx.query('SELECT pg_sleep(2.6)');
+      }),
+    ).rejects.toThrow('Query read timeout');
   });
 });
