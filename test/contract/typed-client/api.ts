@@ -4003,7 +4003,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description Still in use by PackagingUnits, LoadUnits, its units or stacking rules (D13); or The token lacks a required scope: owms.common.auth.insufficientScope */
+      /** @description Still in use by PackagingUnits, LoadUnits, its units, stacking rules or kept reservations (D13, D32); or The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
