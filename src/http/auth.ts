@@ -9,6 +9,8 @@ export interface Principal {
   /** The token's `sub`, recorded as the actor of every stock change (D5). */
   readonly subject: string;
   readonly scopes: readonly string[];
+  /** When the token stops being accepted (its `exp` plus the clock tolerance), in epoch milliseconds. */
+  readonly expiresAtMs: number;
 }
 
 declare module 'express-serve-static-core' {
@@ -109,8 +111,9 @@ export function createTokenVerifier(auth: AuthConfig): TokenVerifier {
           throw unauthorized(`The bearer token lives longer than the ${auth.maxLifetimeSeconds} s allowed`, true);
         }
       }
-      const principal = { subject: payload.sub, scopes: scopesOf(payload) };
-      verified.add(token, principal, (payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000);
+      const expiresAtMs = (payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
+      const principal = { subject: payload.sub, scopes: scopesOf(payload), expiresAtMs };
+      verified.add(token, principal);
       return principal;
     },
   };
@@ -124,20 +127,20 @@ export function createTokenVerifier(auth: AuthConfig): TokenVerifier {
  */
 class VerifiedTokens {
   private static readonly CAPACITY = 10_000;
-  private readonly entries = new Map<string, { principal: Principal; expiresAtMs: number }>();
+  private readonly entries = new Map<string, Principal>();
 
   get(token: string): Principal | undefined {
-    const entry = this.entries.get(token);
-    if (!entry) return undefined;
+    const principal = this.entries.get(token);
+    if (!principal) return undefined;
     // jsonwebtoken's rule: expired from (exp + tolerance) seconds on; the caller then verifies and says why.
-    if (Date.now() < entry.expiresAtMs) return entry.principal;
+    if (Date.now() < principal.expiresAtMs) return principal;
     this.entries.delete(token);
     return undefined;
   }
 
-  add(token: string, principal: Principal, expiresAtMs: number): void {
+  add(token: string, principal: Principal): void {
     if (this.entries.size >= VerifiedTokens.CAPACITY) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(token, { principal, expiresAtMs });
+    this.entries.set(token, principal);
   }
 }
 
