@@ -20,6 +20,7 @@ import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
 import { StreamedImports } from './http/streamed-imports.js';
+import { serverSpans } from './tracing/server-spans.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
 import { addBrowserRoutes } from './browser/routes.js';
@@ -107,7 +108,8 @@ export function createApp({
     waitMs: IDEMPOTENT_RETRY_WAIT_MS,
   });
   const routes = new Routes(config.bodies, { registry, idempotency, requiredScopes: config.auth.requiredScopes });
-  const metrics = createMetrics(pool, (req) => routes.patternFor(req.method, req.path));
+  const routeOf = (req: Request): string | undefined => routes.routeOf(req);
+  const metrics = createMetrics(pool, routeOf);
   events.registerMetrics(metrics.registry);
   readReplica?.registerMetrics(metrics.registry);
   const reads = readReplica ?? primaryReads(pool);
@@ -115,6 +117,8 @@ export function createApp({
   const imports = new StreamedImports(config.bodies, config.http.requestTimeoutMs);
   let apiDocument: object | undefined;
 
+  // First, so that everything after it, the access log among it, runs within the request's span.
+  if (config.tracing) app.use(serverSpans(routeOf));
   app.use(requestContext(logger));
   app.use(literalBrokenEscapes);
   app.use(metrics.observeRequests);

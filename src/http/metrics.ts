@@ -12,10 +12,10 @@ export interface Metrics {
 
 /**
  * Default process metrics, request durations by route pattern (never the raw path), and pool gauges. An answer
- * given before routing (a 401, a 405) is labelled with the pattern `patternFor` finds for it, so that a refused
+ * given before routing (a 401, a 405) is labelled with the pattern `routeOf` finds for it, so that a refused
  * call to a real route stays apart from a scan of paths no route has (`unmatched`).
  */
-export function createMetrics(pool: pg.Pool, patternFor: (req: Request) => string | undefined): Metrics {
+export function createMetrics(pool: pg.Pool, routeOf: (req: Request) => string | undefined): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   // Issue 28: gauges named `_total` fail `promtool check metrics` (the suffix is for counters); each total is the sum
@@ -51,8 +51,7 @@ export function createMetrics(pool: pg.Pool, patternFor: (req: Request) => strin
   const observeRequests: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {
-      const routePath = (req.route as { path?: string } | undefined)?.path ?? patternFor(req);
-      end({ method: req.method, route: routePath ?? 'unmatched', status: String(res.statusCode) });
+      end({ method: req.method, route: routeOf(req) ?? 'unmatched', status: String(res.statusCode) });
     });
     next();
   };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
@@ -65,17 +66,21 @@ export function requestContext(logger: Logger): RequestHandler {
     const started = performance.now();
     req.id = requestIdOf(req, res);
     req.log = new RequestScopedLog(logger, req);
-    // A response emits 'close' once, after 'finish' or when its client went away before it was complete.
-    res.once('close', () => {
-      const level = res.statusCode >= 500 ? 'error' : 'info';
-      if (!accessLog.isLevelEnabled(level)) return;
-      const responseTime = Math.round(performance.now() - started);
-      const fields = requestFields(req);
-      accessLog[level](
-        { req: fields, res: { statusCode: res.statusCode }, responseTime, actor: req.principal?.subject },
-        `${fields.method} ${fields.url} ${res.statusCode} ${responseTime}ms`,
-      );
-    });
+    // A response emits 'close' once, after 'finish' or when its client went away before it was complete. The line
+    // is written within the request's trace, if any (a no-op with tracing off).
+    res.once(
+      'close',
+      context.bind(context.active(), () => {
+        const level = res.statusCode >= 500 ? 'error' : 'info';
+        if (!accessLog.isLevelEnabled(level)) return;
+        const responseTime = Math.round(performance.now() - started);
+        const fields = requestFields(req);
+        accessLog[level](
+          { req: fields, res: { statusCode: res.statusCode }, responseTime, actor: req.principal?.subject },
+          `${fields.method} ${fields.url} ${res.statusCode} ${responseTime}ms`,
+        );
+      }),
+    );
     next();
   };
 }

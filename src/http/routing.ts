@@ -510,6 +510,11 @@ export class Routes {
     return (candidates.find((entry) => entry.method === routed) ?? candidates[0])?.pattern;
   }
 
+  /** The route pattern a request was answered by (Express's matched route), else the one its path and method fit. */
+  routeOf(req: Request): string | undefined {
+    return (req.route as { path?: string } | undefined)?.path ?? this.patternFor(req.method, req.path);
+  }
+
   allowedMethods(path: string): Method[] {
     const methods = new Set(this.matchers.filter((entry) => entry.matches(path)).map((entry) => entry.method));
     return [...methods];

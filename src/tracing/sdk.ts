@@ -1,7 +1,4 @@
 import { register } from 'node:module';
-import type { IncomingMessage } from 'node:http';
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
@@ -9,16 +6,13 @@ import { onTracingShutdown } from './shutdown.js';
 
 const DEFAULT_SERVICE_NAME = 'inventory-service';
 
-/** Probes and metric scrapes arrive every few seconds and say nothing about a request: no trace for them. */
-const isOperatorRequest = (request: IncomingMessage): boolean => request.url?.startsWith('/actuator/') === true;
-
 function namesItsService(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
 }
 
 /**
  * Starts the OpenTelemetry SDK (D36), configured by the standard OTEL_* settings: exporter, protocol, sampler,
- * resource, propagators. Loaded only when tracing is on, and before the modules it instruments: an ES module is
+ * resource, propagators. Loaded only when tracing is on, and before the module it instruments (`pg`): a module is
  * wrapped as it is loaded, so the loader hook goes in first, limited to the modules the instrumentations name.
  * Traces only: metrics stay on /actuator/prometheus and logs on stdout.
  */
@@ -29,14 +23,10 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     serviceName: namesItsService(env) ? undefined : DEFAULT_SERVICE_NAME,
     metricReaders: [],
     logRecordProcessors: [],
-    instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: isOperatorRequest }),
-      // The handler's span, which names the route; one for each of the dozen middlewares and routers every request
-      // passes through would cost more than it tells.
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
-      // The relay's, sequencer's and feed's polls have no request behind them: only statements within a trace.
-      new PgInstrumentation({ requireParentSpan: true }),
-    ],
+    // Requests get their server span from the app itself (server-spans.ts), at a fraction of what the http and
+    // Express instrumentations cost. The relay's, sequencer's and feed's polls have no request behind them: only
+    // statements within a trace.
+    instrumentations: [new PgInstrumentation({ requireParentSpan: true })],
   });
   sdk.start();
   onTracingShutdown(() => sdk.shutdown());
