@@ -33,7 +33,7 @@ export const PAGE_HTML = `<!doctype html>
 
   <section id="stock" aria-labelledby="stock-heading" hidden>
     <h2 id="stock-heading">Stock of <span id="stock-sku"></span></h2>
-    <div class="scroll" tabindex="0" role="region" aria-labelledby="stock-heading">
+    <div class="scroll" tabindex="0" role="region" aria-label="Stock table">
       <table>
         <thead>
           <tr><th scope="col">Location group</th><th scope="col">On hand</th><th scope="col">Reserved</th>
@@ -81,7 +81,7 @@ export const PAGE_HTML = `<!doctype html>
       <button id="products-previous" type="button" disabled>Previous Products</button>
       <button id="products-next" type="button" disabled>Next Products</button>
     </div>
-    <div id="product-table" class="scroll" tabindex="0" role="region" aria-labelledby="products-heading" hidden>
+    <div id="product-table" class="scroll" tabindex="0" role="region" aria-label="Products table" hidden>
       <table>
         <thead><tr><th scope="col">SKU</th><th scope="col">Label</th><th scope="col">Base unit</th></tr></thead>
         <tbody id="product-rows"></tbody>
@@ -94,9 +94,11 @@ export const PAGE_HTML = `<!doctype html>
 `;
 
 export const PAGE_STYLES = `:root { color-scheme: light dark; --accent: #0b5cad; --line: #8888; --muted: #555;
-  --error: #b00020; font-family: system-ui, sans-serif; }
-@media (prefers-color-scheme: dark) { :root { --muted: #bbb; --error: #ff8a80; --line: #fff6; } }
-body { margin: 0; line-height: 1.4; }
+  --error: #b00020; --bg: #fff; --fg: #1a1a1a; font-family: system-ui, sans-serif; }
+@media (prefers-color-scheme: dark) {
+  :root { --muted: #bbb; --error: #ff8a80; --line: #fff6; --bg: #121212; --fg: #eee; }
+}
+body { margin: 0; line-height: 1.4; background: var(--bg); color: var(--fg); }
 header { padding: 0.75rem 1rem; background: var(--accent); color: #fff; }
 h1 { margin: 0; font-size: 1.4rem; }
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
@@ -105,7 +107,7 @@ main { max-width: 60rem; margin: 0 auto; padding: 0.5rem 1rem 2rem; }
 .field { display: flex; flex-direction: column; flex: 1 1 14rem; }
 label { font-weight: 600; }
 input, button { font: inherit; padding: 0.6rem 0.7rem; min-height: 2.75rem; border-radius: 0.3rem; }
-input { border: 1px solid #888; }
+input { border: 1px solid #888; background: var(--bg); color: var(--fg); }
 button { border: 0; background: var(--accent); color: #fff; cursor: pointer; }
 button:disabled { background: transparent; color: var(--muted); border: 1px solid var(--line); cursor: default; }
 button.unit, button.link { width: 100%; text-align: left; background: transparent; color: inherit;

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
 import { signToken } from '../support/tokens.js';
 
 /**
@@ -59,8 +58,4 @@ export function consoleErrorsOf(page: Page): string[] {
     if (message.type() === 'error') errors.push(message.text());
   });
   return errors;
-}
-
-export function expectNoConsoleErrors(errors: string[]): void {
-  expect(errors).toEqual([]);
 }

@@ -4,14 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { describeWith } from '../support/required-suite.js';
-import {
-  call,
-  givenLocation,
-  givenProduct,
-  givenTransportUnitOn,
-  givenUnitsIn,
-  pc,
-} from '../support/stock-api.js';
+import { call, givenLocation, givenProduct, givenTransportUnitOn, givenUnitsIn, pc } from '../support/stock-api.js';
 import { bearer } from '../support/tokens.js';
 import { cellsOf, CHROMIUM_MISSING, freePort, launchChromium, showSku } from './chromium.js';
 
