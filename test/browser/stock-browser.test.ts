@@ -185,6 +185,8 @@ describeWith(
       await page.locator('#live li', { hasText: sku }).first().waitFor();
       await page.locator('#unit-details').getByText(atDock).waitFor();
 
+      await page.getByRole('button', { name: 'Show Products' }).click();
+      await page.locator('#product-rows tr').first().waitFor();
       mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
       await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
       expect(consoleErrors).toEqual([]);
