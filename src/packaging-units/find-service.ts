@@ -59,13 +59,21 @@ export async function searchUnits(db: Queryable, search: PackagingUnitSearch): P
   const sort: Sort = { property: search.sortProperty ?? 'createDt', direction: search.sortDirection ?? 'ASC' };
   const after = search.after;
   if (after && (after.property !== sort.property || after.direction !== sort.direction)) {
-    throw validationError([{ path: 'after', message: 'is the cursor of a list in another order' }]);
+    throw invalidCursor('is the cursor of a list in another order');
   }
   const page: UnitPageQuery = { sort, limit: search.amount ?? DEFAULT_AMOUNT, after };
-  const rows = await selectPage(db, search, page);
+  const rows = await selectPage(db, search, page).catch((error: unknown) => {
+    // A cursor's value PostgreSQL cannot read (class 22, e.g. a 25th hour) was not written by this service.
+    if (after && (error as { code?: string }).code?.startsWith('22')) throw invalidCursor();
+    throw error;
+  });
   return pageOf(rows, page.limit, (row) =>
     unitCursorText({ property: sort.property, direction: sort.direction, key: row.sortKey, id: row.id }),
   );
+}
+
+function invalidCursor(message = 'must be the cursor of a next link'): Error {
+  return validationError([{ path: 'after', message }]);
 }
 
 async function selectPage(db: Queryable, search: PackagingUnitSearch, page: UnitPageQuery): Promise<ListedUnitRow[]> {

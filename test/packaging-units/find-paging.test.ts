@@ -107,6 +107,13 @@ describe('GET /v1/packaging-units pages instead of stopping silently (D39)', () 
     expect(response.headers.link).toBeUndefined();
   });
 
+  it('answers 400 naming after for a cursor in the right shape whose time does not exist', async () => {
+    const forged = Buffer.from(JSON.stringify(['createDt', 'ASC', '2026-01-01 25:61:00+00', 1])).toString('base64url');
+    const response = await call(ctx, 'get', `/v1/packaging-units?sku=${sku}&after=${forged}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ messageKey: 'core.validation.error', obj: ['after'] });
+  });
+
   it.each([
     ['a cursor that is not one', 'after=nonsense'],
     ['a cursor of another sort order', 'sortProperty=quantity'],
