@@ -119,7 +119,10 @@ describeWith(
         const [mine] = await givenUnitsIn(ctx, transportUnit, '2', sku, [{ quantity: pc(7) }]);
         const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
         let received = '';
-        while (!received.includes(mine!.pKey)) received += (await reader.read()).value ?? '';
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          received += chunk.value;
+          if (received.includes(mine!.pKey)) break;
+        }
         await reader.cancel();
         expect(received).toContain(sku);
         expect(received).not.toContain(other);

@@ -122,6 +122,8 @@ async function search(event: SubmitEvent): Promise<void> {
     say(`Showing ${sku}.`);
     follows(sku);
   } catch (error) {
+    liveStream?.abort();
+    showLive('not connected');
     element('stock').hidden = true;
     element('units').hidden = true;
     const notFound = error instanceof RequestFailed && error.status === 404;
