@@ -9,14 +9,17 @@ import { PAGE_HTML, PAGE_STYLES } from './page.js';
 
 const TAGS = ['Operations'];
 
+/** The page's script modules (./client), each served as /browser/<name>.js; page.js imports the others. */
+const CLIENT_MODULES = ['page', 'api', 'credentials', 'live', 'pager', 'views'] as const;
+
 /**
- * The page's script: compiled by the build (`tsc -p src/browser/client`) next to this module. Run from source
- * (tsx, the tests) there is no compiled file, and the script is compiled here the same way, once.
+ * A module of the page's script: compiled by the build (`tsc -p src/browser/client`) next to this module. Run
+ * from source (tsx, the tests) there is no compiled file, and the module is compiled here the same way, once.
  */
-async function compileScript(): Promise<string> {
-  const compiled = new URL('./client/page.js', import.meta.url);
+async function compileScript(name: string): Promise<string> {
+  const compiled = new URL(`./client/${name}.js`, import.meta.url);
   if (existsSync(compiled)) return readFile(compiled, 'utf8');
-  const source = await readFile(new URL('./client/page.ts', import.meta.url), 'utf8');
+  const source = await readFile(new URL(`./client/${name}.ts`, import.meta.url), 'utf8');
   const { default: ts } = await import('typescript');
   return ts.transpileModule(source, {
     compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022 },
@@ -25,7 +28,7 @@ async function compileScript(): Promise<string> {
 
 /** Issue 27: the stock browser, a public static page; everything it shows it reads with the user's token. */
 export const addBrowserRoutes: AddFeatureRoutes = (routes) => {
-  let script: Promise<string> | undefined;
+  const scripts = new Map<string, Promise<string>>();
 
   routes.add({
     method: 'GET',
@@ -57,23 +60,26 @@ export const addBrowserRoutes: AddFeatureRoutes = (routes) => {
       responses: { 200: body('The styles', z.string(), ['text/css']) },
     },
   });
-  routes.add({
-    method: 'GET',
-    path: '/browser/page.js',
-    handler: async (_req: Request, res: Response) => {
-      script ??= compileScript();
-      res
-        .status(200)
-        .type('application/javascript')
-        .send(await script);
-    },
-    doc: {
-      operationId: 'stock-browser-script',
-      tags: TAGS,
-      summary: "The stock browser's script",
-      public: true,
-      hidden: true,
-      responses: { 200: body('The script', z.string(), ['application/javascript']) },
-    },
-  });
+  for (const name of CLIENT_MODULES) {
+    routes.add({
+      method: 'GET',
+      path: `/browser/${name}.js`,
+      handler: async (_req: Request, res: Response) => {
+        const script = scripts.get(name) ?? compileScript(name);
+        scripts.set(name, script);
+        res
+          .status(200)
+          .type('application/javascript')
+          .send(await script);
+      },
+      doc: {
+        operationId: name === 'page' ? 'stock-browser-script' : `stock-browser-script-${name}`,
+        tags: TAGS,
+        summary: `The stock browser's script: its ${name} module`,
+        public: true,
+        hidden: true,
+        responses: { 200: body('The script', z.string(), ['application/javascript']) },
+      },
+    });
+  }
 };

@@ -47,18 +47,20 @@ export function pageOf<Row>(
 
 /**
  * The absolute address of the page after this one, or undefined on the last page; `filters` are the list's query
- * parameters besides `limit` and `after`, which the next page keeps.
+ * parameters besides `limit` and `after`, which the next page keeps. `sizeParameter` names the page size where a
+ * list's contract calls it otherwise (the PackagingUnit search's `amount`).
  */
 export function nextPageHref(
   req: Request,
   page: Page<unknown>,
   limit: number,
   filters: Readonly<Record<string, string | undefined>> = {},
+  sizeParameter = 'limit',
 ): string | undefined {
   if (page.next === undefined) return undefined;
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, value);
-  query.set('limit', String(limit));
+  query.set(sizeParameter, String(limit));
   query.set('after', String(page.next));
   return href(req, `${req.baseUrl}${req.path}?${query.toString()}`);
 }

@@ -16,11 +16,15 @@ import {
   selectUnitsInLoadUnit,
   selectUnitsOnLocation,
   selectUnitsOnTransportUnit,
+  type ListedUnitRow,
   type PackagingUnitRow,
   type Sort,
+  type UnitPageQuery,
 } from './sql.js';
+import { unitCursorText } from './unit-cursor.js';
 
-const DEFAULT_AMOUNT = 1000;
+/** The page size of a unit search without `amount`. */
+export const DEFAULT_AMOUNT = 1000;
 
 export async function findUnitByPKey(db: Queryable, pKey: string): Promise<PackagingUnitRow> {
   const key = asUuid(pKey);
@@ -48,11 +52,31 @@ export function findUnitsAtLoadUnitPosition(
 
 /**
  * D19: by SKU (findforproduct), by product key and LocationGroup with its children (findforproductinlg), or
- * everything lying on a Location. Exactly one of these forms must be asked for.
+ * everything lying on a Location. Exactly one of these forms must be asked for. D39: each form answers a page of
+ * `amount` units and the cursor of the next when more follow, never fewer units than exist without saying so.
  */
-export async function searchUnits(db: Queryable, search: PackagingUnitSearch): Promise<PackagingUnitRow[]> {
+export async function searchUnits(db: Queryable, search: PackagingUnitSearch): Promise<Page<ListedUnitRow>> {
   const sort: Sort = { property: search.sortProperty ?? 'createDt', direction: search.sortDirection ?? 'ASC' };
-  const limit = search.amount ?? DEFAULT_AMOUNT;
+  const after = search.after;
+  if (after && (after.property !== sort.property || after.direction !== sort.direction)) {
+    throw invalidCursor('is the cursor of a list in another order');
+  }
+  const page: UnitPageQuery = { sort, limit: search.amount ?? DEFAULT_AMOUNT, after };
+  const rows = await selectPage(db, search, page).catch((error: unknown) => {
+    // A cursor's value PostgreSQL cannot read (class 22, e.g. a 25th hour) was not written by this service.
+    if (after && (error as { code?: string }).code?.startsWith('22')) throw invalidCursor();
+    throw error;
+  });
+  return pageOf(rows, page.limit, (row) =>
+    unitCursorText({ property: sort.property, direction: sort.direction, key: row.sortKey, id: row.id }),
+  );
+}
+
+function invalidCursor(message = 'must be the cursor of a next link'): Error {
+  return validationError([{ path: 'after', message }]);
+}
+
+async function selectPage(db: Queryable, search: PackagingUnitSearch, page: UnitPageQuery): Promise<ListedUnitRow[]> {
   const forms = [search.sku, search.productPKey ?? search.locationGroupName, search.locationId].filter(
     (value) => value !== undefined,
   );
@@ -63,11 +87,11 @@ export async function searchUnits(db: Queryable, search: PackagingUnitSearch): P
   }
   if (search.sku !== undefined) {
     const product = await requireProductReference(db, search.sku);
-    return selectReservableUnitsOfProduct(db, product.id, sort, limit);
+    return selectReservableUnitsOfProduct(db, product.id, page);
   }
   if (search.locationId !== undefined) {
     const location = await requireLocation(db, { locationId: search.locationId });
-    return selectUnitsOnLocation(db, location.id);
+    return selectUnitsOnLocation(db, location.id, page);
   }
   if (search.productPKey === undefined || search.locationGroupName === undefined) {
     const missing = search.productPKey === undefined ? 'productPKey' : 'locationGroupName';
@@ -75,7 +99,7 @@ export async function searchUnits(db: Queryable, search: PackagingUnitSearch): P
   }
   const product = await requireProductReferenceByPKey(db, search.productPKey);
   const groupIds = await locationGroupIdsWithChildren(db, search.locationGroupName);
-  return selectReservableUnitsOfProductInGroups(db, product.id, groupIds, sort, limit);
+  return selectReservableUnitsOfProductInGroups(db, product.id, groupIds, page);
 }
 
 /** D24: the unit's history, also after it was deleted; a key that never had a unit is unknown. */

@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import type { Queryable } from '../db/tx.js';
 import { halList, LIST_WITH_HAL } from '../http/hal-list.js';
 import { href, hrefOf } from '../http/links.js';
+import { linkNextPage } from '../http/pagination.js';
 import { HAL_JSON, isVendorType, PACKAGING_UNIT_VENDOR_TYPES, SINGLE_RESOURCE } from '../http/media-types.js';
 import { requireMatch, sendTagged, type Version } from '../http/validators.js';
 import { sendJson } from '../http/respond.js';
@@ -57,7 +58,7 @@ async function viewContext(
 
 /**
  * A PackagingUnit list: plain JSON, the vendor type with `links` (D7), or HAL with each unit as a resource
- * where the route offers it (issue 13).
+ * where the route offers it (issue 13); a paged list's next page in `Link` and HAL's `_links.next` (D39).
  */
 export async function sendUnitList(
   db: Queryable,
@@ -65,11 +66,13 @@ export async function sendUnitList(
   res: Response,
   status: number,
   units: readonly PackagingUnitRow[],
+  nextHref?: string,
 ): Promise<void> {
   const context = await viewContext(db, req, units);
+  linkNextPage(res, nextHref);
   if (req.mediaType === HAL_JSON) {
     const resources = units.map((unit) => packagingUnitResource(unit, context));
-    sendJson(res, status, halList(href(req, req.originalUrl), PACKAGING_UNITS_REL, resources));
+    sendJson(res, status, halList(href(req, req.originalUrl), PACKAGING_UNITS_REL, resources, nextHref));
     return;
   }
   sendJson(

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href } from '../http/links.js';
+import { NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { JSON_TYPE, NDJSON, PACKAGING_UNIT_LIST } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { isJsonObject, parseInput } from '../http/validate.js';
@@ -11,6 +12,7 @@ import { deleteOnLocation, reportProblem } from './change-service.js';
 import { createInLoadUnit, createOnLocations } from './create-service.js';
 import { intakeUnits } from './intake.js';
 import {
+  DEFAULT_AMOUNT,
   findUnitsAtLoadUnitPosition,
   findUnitsInLoadUnit,
   findUnitsOnTransportUnit,
@@ -265,15 +267,24 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const search = parseInput(packagingUnitSearchSchema, req.query, 'query');
-      await reads.run(async (db) => sendUnitList(db, req, res, 200, await searchUnits(db, search)));
+      await reads.run(async (db) => {
+        const page = await searchUnits(db, search);
+        const { sku, productPKey, locationGroupName, locationId, sortProperty, sortDirection } = search;
+        const filters = { sku, productPKey, locationGroupName, locationId, sortProperty, sortDirection };
+        const next = nextPageHref(req, page, search.amount ?? DEFAULT_AMOUNT, filters, 'amount');
+        await sendUnitList(db, req, res, 200, page.items, next);
+      });
     },
     doc: {
       operationId: 'packaging-units-findforproduct',
       tags,
       summary: 'Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location',
+      description:
+        'A page of `amount` units (default 1000) in the order asked for; when more follow, `Link: rel="next"` ' +
+        '(and `_links.next` in HAL) leads to the next page.',
       request: { query: packagingUnitSearchSchema },
       responses: {
-        200: unitListResponse('The units found', UNIT_LIST_WITH_HAL),
+        200: unitListResponse('The units found', UNIT_LIST_WITH_HAL, NEXT_PAGE_HEADER),
         404: apiError('An unknown Product, LocationGroup or Location', [
           'not.found',
           'owms.wms.inv.product.notFoundByPKey',

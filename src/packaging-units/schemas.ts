@@ -3,6 +3,7 @@ import { timestampSchema } from '../http/timestamp-schema.js';
 import { z } from '../openapi/zod.js';
 import { detailsSchema, dimensionSchema } from '../products/schemas.js';
 import { positiveQuantitySchema, quantitySchema } from '../units/quantity-schema.js';
+import { SORT_PROPERTIES, unitCursorSchema } from './unit-cursor.js';
 
 const key = keySchema;
 
@@ -84,8 +85,6 @@ export const createInLoadUnitQuerySchema = z.object({
 
 export const packagingUnitKeySchema = z.object({ pKey: z.string() });
 
-export const SORT_PROPERTIES = ['createDt', 'expiresAt', 'quantity', 'pKey'] as const;
-
 const sortFields = {
   sortDirection: z
     .string()
@@ -104,7 +103,15 @@ const sortFields = {
         .min(1, { error: 'must be an integer from 1 to 10000' })
         .max(10_000, { error: 'must be an integer from 1 to 10000' }),
     )
-    .optional(),
+    .optional()
+    .openapi({
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      default: 1000,
+      description: 'At most this many units; a `Link: rel="next"` header leads to the rest (D39)',
+    }),
+  after: unitCursorSchema.optional(),
 };
 
 /** D19: the finders of GET /v1/packaging-units, told apart by their parameters. */

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/tx.js';
+import type { SortDirection, SortProperty, UnitCursor } from './unit-cursor.js';
 
 export interface PackagingUnitRow {
   id: number;
@@ -54,32 +55,62 @@ export const UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "produc
          pu.physical_position AS "physicalPosition", pu.serial_number AS "serialNumber", pu.expires_at AS "expiresAt",
          pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt", p.ol AS "productOl", lu.ol AS "loadUnitOl"`;
 
-const SELECT_UNITS = `
-  SELECT ${UNIT_COLUMNS}
+const FROM_UNITS = `
     FROM packaging_unit pu
     JOIN product p ON p.id = pu.product_id
     LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
     LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id`;
 
+const SELECT_UNITS = `SELECT ${UNIT_COLUMNS} ${FROM_UNITS}`;
+
 /** D19: units that can be reserved right now. */
 const RESERVABLE = `pu.state = 'AVAILABLE' AND p.availability_state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base
                     AND (lu.id IS NULL OR NOT lu.locked)`;
 
-/** Whitelisted sort columns (D19): a client's text never reaches the SQL. */
-export const SORT_COLUMNS = {
-  createDt: 'pu.create_dt',
-  expiresAt: 'pu.expires_at',
-  quantity: 'pu.qty_base',
-  pKey: 'pu.p_key',
-} as const;
+/** Whitelisted sort columns (D19) and the types their cursor values are cast to: a client's text never reaches the SQL. */
+const SORT_COLUMNS: Record<SortProperty, { column: string; type: string }> = {
+  createDt: { column: 'pu.create_dt', type: 'timestamptz' },
+  expiresAt: { column: 'pu.expires_at', type: 'timestamptz' },
+  quantity: { column: 'pu.qty_base', type: 'numeric' },
+  pKey: { column: 'pu.p_key', type: 'uuid' },
+};
 
 export interface Sort {
-  readonly property: keyof typeof SORT_COLUMNS;
-  readonly direction: 'ASC' | 'DESC';
+  readonly property: SortProperty;
+  readonly direction: SortDirection;
 }
 
-const orderBy = (sort: Sort): string =>
-  `ORDER BY ${SORT_COLUMNS[sort.property]} ${sort.direction} NULLS LAST, pu.id ${sort.direction}`;
+/** D39: a page of a unit search, in its order, from after the cursor (the first page without one). */
+export interface UnitPageQuery {
+  readonly sort: Sort;
+  readonly limit: number;
+  readonly after?: UnitCursor;
+}
+
+/** A unit as a search lists it: with its sort value, the text a next page's cursor carries. */
+export type ListedUnitRow = PackagingUnitRow & { sortKey: string | null };
+
+/**
+ * The columns, condition and order of a page whose cursor key and id are bound as $keyParam and $keyParam+1.
+ * Nulls sort last in both directions, so after a null key only null keys with a further id follow.
+ */
+function pageClauses(sort: Sort, keyParam: number): { select: string; after: string; orderAndLimit: string } {
+  const { column, type } = SORT_COLUMNS[sort.property];
+  const beyond = sort.direction === 'ASC' ? '>' : '<';
+  const key = `$${keyParam}::${type}`;
+  const id = `$${keyParam + 1}::bigint`;
+  return {
+    select: `SELECT ${column}::text AS "sortKey", ${UNIT_COLUMNS}`,
+    after: `(${id} IS NULL OR CASE WHEN ${key} IS NULL THEN ${column} IS NULL AND pu.id ${beyond} ${id}
+             ELSE ${column} IS NULL OR ${column} ${beyond} ${key} OR (${column} = ${key} AND pu.id ${beyond} ${id}) END)`,
+    orderAndLimit: `ORDER BY ${column} ${sort.direction} NULLS LAST, pu.id ${sort.direction} LIMIT $${keyParam + 2}`,
+  };
+}
+
+/** The cursor's key, id and the page size plus one (the extra row tells whether a next page exists). */
+function pageValues(page: UnitPageQuery): unknown[] {
+  return [page.after?.key ?? null, page.after?.id ?? null, page.limit + 1];
+}
 
 export async function selectUnitByPKey(db: Queryable, pKey: string): Promise<PackagingUnitRow | undefined> {
   const result = await db.query<PackagingUnitRow>({
@@ -126,22 +157,29 @@ export async function selectUnitsAtLoadUnitPosition(
   return result.rows;
 }
 
-export async function selectUnitsOnLocation(db: Queryable, locationId: number): Promise<PackagingUnitRow[]> {
-  const result = await db.query<PackagingUnitRow>(`${SELECT_UNITS} WHERE pu.location_id = $1 ORDER BY pu.id`, [
-    locationId,
-  ]);
+export async function selectUnitsOnLocation(
+  db: Queryable,
+  locationId: number,
+  page: UnitPageQuery,
+): Promise<ListedUnitRow[]> {
+  const clauses = pageClauses(page.sort, 2);
+  const result = await db.query<ListedUnitRow>(
+    `${clauses.select} ${FROM_UNITS} WHERE pu.location_id = $1 AND ${clauses.after} ${clauses.orderAndLimit}`,
+    [locationId, ...pageValues(page)],
+  );
   return result.rows;
 }
 
 export async function selectReservableUnitsOfProduct(
   db: Queryable,
   productId: number,
-  sort: Sort,
-  limit: number,
-): Promise<PackagingUnitRow[]> {
-  const result = await db.query<PackagingUnitRow>(
-    `${SELECT_UNITS} WHERE pu.product_id = $1 AND ${RESERVABLE} ${orderBy(sort)} LIMIT $2`,
-    [productId, limit],
+  page: UnitPageQuery,
+): Promise<ListedUnitRow[]> {
+  const clauses = pageClauses(page.sort, 2);
+  const result = await db.query<ListedUnitRow>(
+    `${clauses.select} ${FROM_UNITS}
+      WHERE pu.product_id = $1 AND ${RESERVABLE} AND ${clauses.after} ${clauses.orderAndLimit}`,
+    [productId, ...pageValues(page)],
   );
   return result.rows;
 }
@@ -151,15 +189,15 @@ export async function selectReservableUnitsOfProductInGroups(
   db: Queryable,
   productId: number,
   groupIds: readonly number[],
-  sort: Sort,
-  limit: number,
-): Promise<PackagingUnitRow[]> {
-  const result = await db.query<PackagingUnitRow>(
-    `${SELECT_UNITS}
+  page: UnitPageQuery,
+): Promise<ListedUnitRow[]> {
+  const clauses = pageClauses(page.sort, 3);
+  const result = await db.query<ListedUnitRow>(
+    `${clauses.select} ${FROM_UNITS}
       LEFT JOIN location held_on ON held_on.id = COALESCE(pu.location_id, tu.actual_location_id)
      WHERE pu.product_id = $1 AND ${RESERVABLE} AND held_on.location_group_id = ANY($2::bigint[])
-     ${orderBy(sort)} LIMIT $3`,
-    [productId, groupIds, limit],
+       AND ${clauses.after} ${clauses.orderAndLimit}`,
+    [productId, groupIds, ...pageValues(page)],
   );
   return result.rows;
 }

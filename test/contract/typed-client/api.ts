@@ -500,7 +500,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location */
+    /**
+     * Reservable units of a Product (by sku, or productPKey in a LocationGroup), or all units on a Location
+     * @description A page of `amount` units (default 1000) in the order asked for; when more follow, `Link: rel="next"` (and `_links.next` in HAL) leads to the next page.
+     */
     get: operations['packaging-units-findforproduct'];
     put?: never;
     /**
@@ -9027,7 +9030,10 @@ export interface operations {
         locationId?: string;
         sortDirection?: string;
         sortProperty?: 'createDt' | 'expiresAt' | 'quantity' | 'pKey';
-        amount?: string;
+        /** @description At most this many units; a `Link: rel="next"` header leads to the rest (D39) */
+        amount?: number;
+        /** @description Where the page starts: take it from the previous page's next link */
+        after?: string;
       };
       header?: never;
       path?: never;
@@ -9038,6 +9044,8 @@ export interface operations {
       /** @description The units found */
       200: {
         headers: {
+          /** @description `<…>; rel="next"`: the address of the next page, only when more items follow */
+          Link?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
