@@ -26,6 +26,8 @@ interface KeySource {
   readonly key: KeyObject | JWTVerifyGetKey;
   readonly algorithms: readonly string[];
   issuer(): Promise<string | undefined>;
+  /** Starts fetching a provider's key set in the background when it has grown stale. */
+  refreshWhenStale(): void;
   readonly ready: boolean;
 }
 
@@ -45,6 +47,7 @@ function keySourceOf(auth: AuthConfig, onKeysChanged: () => void, events: Identi
       key: provider.getKey,
       algorithms: PROVIDER_ALGORITHMS,
       issuer: () => provider.issuerForVerification(),
+      refreshWhenStale: () => provider.refreshWhenStale(),
       get ready() {
         return provider.ready;
       },
@@ -52,7 +55,7 @@ function keySourceOf(auth: AuthConfig, onKeysChanged: () => void, events: Identi
   }
   if (!auth.publicKey && !auth.secret) throw new Error('No token key configured');
   const fixed = auth.publicKey ? publicKeyOf(auth.publicKey) : secretKeyOf(auth.secret!);
-  return { ...fixed, issuer: () => Promise.resolve(auth.issuer), ready: true };
+  return { ...fixed, issuer: () => Promise.resolve(auth.issuer), refreshWhenStale: () => undefined, ready: true };
 }
 
 function checkTimes(payload: JWTPayload, maxLifetimeSeconds: number | undefined): void {
@@ -83,11 +86,15 @@ export function createIdentity(auth: AuthConfig, events: IdentityEvents = {}): I
     ...(auth.audience ? { audience: auth.audience } : {}),
   };
   return {
-    known: (token) => verified.get(token),
+    known: (token) => {
+      source.refreshWhenStale();
+      return verified.get(token);
+    },
     get ready() {
       return source.ready;
     },
     async verify(token: string): Promise<Principal> {
+      source.refreshWhenStale();
       const known = verified.get(token);
       if (known) return known;
       let payload: JWTPayload;

@@ -76,10 +76,7 @@ export class ProviderKeys {
 
   /** The issuer tokens must name, once the keys are there; a TokenRefused while they cannot be read. */
   async issuerForVerification(): Promise<string | undefined> {
-    if (this.ready) {
-      this.refreshWhenStale();
-      return this.issuer;
-    }
+    if (this.ready) return this.issuer;
     if (!this.firstLoad) {
       if (Date.now() < this.lastFirstLoadAttemptMs + FIRST_LOAD_RETRY_MS) throw new TokenRefused(KEYS_UNAVAILABLE);
       this.lastFirstLoadAttemptMs = Date.now();
@@ -136,9 +133,10 @@ export class ProviderKeys {
     return this.fetching;
   }
 
-  private refreshWhenStale(): void {
+  /** Called on every request, tokens known already included, so a retired key stops working everywhere. */
+  refreshWhenStale(): void {
     const now = Date.now();
-    if (this.fetching || now < this.loadedAtMs + this.source.refreshMs) return;
+    if (!this.ready || this.fetching || now < this.loadedAtMs + this.source.refreshMs) return;
     if (now < this.lastRefreshAttemptMs + this.source.refreshMs) return;
     this.lastRefreshAttemptMs = now;
     this.fetchOnce().catch((error: unknown) =>
