@@ -791,7 +791,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness probe: the database answers and the service is not shutting down */
+    /** Readiness probe: the database answers, the identity provider's keys were read, and the service is not shutting down */
     get: operations['health-readiness'];
     put?: never;
     post?: never;
@@ -2073,7 +2073,7 @@ export interface components {
       headers: {
         /** @description This path's methods, HEAD beside GET */
         'Access-Control-Allow-Methods'?: string;
-        /** @description The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id */
+        /** @description The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate */
         'Access-Control-Allow-Headers'?: string;
         /** @description Seconds a browser may keep the answer: 600 */
         'Access-Control-Max-Age'?: number;
@@ -2315,7 +2315,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2336,6 +2336,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2470,7 +2472,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2491,6 +2493,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2625,7 +2629,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2646,6 +2650,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2780,7 +2786,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2801,6 +2807,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2935,7 +2943,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2956,6 +2964,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3137,7 +3147,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3158,6 +3168,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3298,7 +3310,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3319,6 +3331,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3576,7 +3590,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3597,6 +3611,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3831,7 +3847,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3852,6 +3868,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3985,7 +4003,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4006,6 +4024,8 @@ export interface operations {
       /** @description Still in use by PackagingUnits, LoadUnits, its units, stacking rules or kept reservations (D13, D32); or The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4181,7 +4201,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4202,6 +4222,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4337,7 +4359,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4358,6 +4380,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4571,7 +4595,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4592,6 +4616,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4727,7 +4753,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4748,6 +4774,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4959,7 +4987,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4980,6 +5008,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5117,7 +5147,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5138,6 +5168,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5353,7 +5385,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5374,6 +5406,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5529,7 +5563,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5550,6 +5584,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5765,7 +5801,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5786,6 +5822,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5923,7 +5961,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5944,6 +5982,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6167,7 +6207,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6188,6 +6228,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6414,7 +6456,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6435,6 +6477,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6594,7 +6638,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6615,6 +6659,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6829,7 +6875,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6850,6 +6896,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7084,7 +7132,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7105,6 +7153,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7249,7 +7299,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7270,6 +7320,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7498,7 +7550,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7519,6 +7571,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7698,7 +7752,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7719,6 +7773,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7840,7 +7896,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7861,6 +7917,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8071,7 +8129,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8092,6 +8150,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8340,7 +8400,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8361,6 +8421,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8578,7 +8640,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8599,6 +8661,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8737,7 +8801,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8758,6 +8822,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8896,7 +8962,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8917,6 +8983,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9080,7 +9148,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9101,6 +9169,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9245,7 +9315,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9266,6 +9336,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9514,7 +9586,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9535,6 +9607,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9752,7 +9826,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9773,6 +9847,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9972,7 +10048,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9993,6 +10069,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10161,7 +10239,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10182,6 +10260,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10435,7 +10515,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10456,6 +10536,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10589,7 +10671,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10610,6 +10692,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10795,7 +10879,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10816,6 +10900,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10963,7 +11049,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10984,6 +11070,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11217,7 +11305,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11238,6 +11326,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11439,7 +11529,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11460,6 +11550,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11639,7 +11731,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11660,6 +11752,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -12158,7 +12252,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description DOWN without the database, OUT_OF_SERVICE while shutting down; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description DOWN without the database or before the identity provider's keys were first read, OUT_OF_SERVICE while shutting down; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12253,7 +12347,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -12274,6 +12368,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
