@@ -27,7 +27,7 @@ interface KeySource {
   readonly algorithms: readonly string[];
   issuer(): Promise<string | undefined>;
   /** Starts fetching a provider's key set in the background when it has grown stale. */
-  refreshWhenStale(): void;
+  refreshWhenStale(nowMs: number): void;
   readonly ready: boolean;
 }
 
@@ -47,7 +47,7 @@ function keySourceOf(auth: AuthConfig, onKeysChanged: () => void, events: Identi
       key: provider.getKey,
       algorithms: PROVIDER_ALGORITHMS,
       issuer: () => provider.issuerForVerification(),
-      refreshWhenStale: () => provider.refreshWhenStale(),
+      refreshWhenStale: (nowMs) => provider.refreshWhenStale(nowMs),
       get ready() {
         return provider.ready;
       },
@@ -87,15 +87,17 @@ export function createIdentity(auth: AuthConfig, events: IdentityEvents = {}): I
   };
   return {
     known: (token) => {
-      source.refreshWhenStale();
-      return verified.get(token);
+      const nowMs = Date.now();
+      source.refreshWhenStale(nowMs);
+      return verified.get(token, nowMs);
     },
     get ready() {
       return source.ready;
     },
     async verify(token: string): Promise<Principal> {
-      source.refreshWhenStale();
-      const known = verified.get(token);
+      const nowMs = Date.now();
+      source.refreshWhenStale(nowMs);
+      const known = verified.get(token, nowMs);
       if (known) return known;
       let payload: JWTPayload;
       try {

@@ -56,7 +56,8 @@ export class ProviderKeys {
   private fetching: Promise<void> | undefined;
   private lastUnknownKeyFetchMs = -Infinity;
   private loadedAtMs = -Infinity;
-  private lastRefreshAttemptMs = -Infinity;
+  /** When a request next starts a refresh of the key set: one comparison per request until then. */
+  private nextRefreshAtMs = Infinity;
   private keySetText = '';
 
   constructor(
@@ -123,6 +124,7 @@ export class ProviderKeys {
   private async fetch(): Promise<void> {
     await this.remote!.reload();
     this.loadedAtMs = Date.now();
+    this.nextRefreshAtMs = this.loadedAtMs + this.source.refreshMs;
     const keySetText = JSON.stringify(this.remote!.jwks());
     if (this.keySetText !== '' && keySetText !== this.keySetText) this.events.onKeysChanged();
     this.keySetText = keySetText;
@@ -134,11 +136,10 @@ export class ProviderKeys {
   }
 
   /** Called on every request, tokens known already included, so a retired key stops working everywhere. */
-  refreshWhenStale(): void {
-    const now = Date.now();
-    if (!this.ready || this.fetching || now < this.loadedAtMs + this.source.refreshMs) return;
-    if (now < this.lastRefreshAttemptMs + this.source.refreshMs) return;
-    this.lastRefreshAttemptMs = now;
+  refreshWhenStale(nowMs: number): void {
+    if (nowMs < this.nextRefreshAtMs || this.fetching) return;
+    // A failed refresh is tried again one period later, not on the next request.
+    this.nextRefreshAtMs = nowMs + this.source.refreshMs;
     this.fetchOnce().catch((error: unknown) =>
       this.events.onProblem("refreshing the identity provider's keys failed; the cached keys stay in use", error),
     );

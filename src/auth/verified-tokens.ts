@@ -11,11 +11,11 @@ export class VerifiedTokens {
   private static readonly CAPACITY = 10_000;
   private readonly entries = new Map<string, Principal>();
 
-  get(token: string): Principal | undefined {
+  get(token: string, nowMs: number): Principal | undefined {
     const principal = this.entries.get(token);
     if (!principal) return undefined;
     // Expired from (exp + tolerance) on; the caller then verifies and says why.
-    if (Date.now() < principal.expiresAtMs) return principal;
+    if (nowMs < principal.expiresAtMs) return principal;
     this.entries.delete(token);
     return undefined;
   }
