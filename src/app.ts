@@ -1,5 +1,5 @@
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -84,6 +84,17 @@ function isPublic(req: Request): boolean {
   return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/') || path.startsWith('/browser/');
 }
 
+/** D41: reads that follow a write of this instance see it, so the replica learns when writes start and end. */
+function fenceWrites(readReplica: ReadReplica): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+    readReplica.writeStarted();
+    // 'close' comes after 'finish' and also when the client went away first: each write ends once.
+    res.once('close', () => readReplica.writeEnded());
+    next();
+  };
+}
+
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
 export function createApp({
   config,
@@ -116,6 +127,7 @@ export function createApp({
   let apiDocument: object | undefined;
 
   app.use(requestContext(logger));
+  if (readReplica) app.use(fenceWrites(readReplica));
   app.use(literalBrokenEscapes);
   app.use(metrics.observeRequests);
   app.use((_req, res, next) => {
