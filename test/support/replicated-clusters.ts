@@ -35,6 +35,8 @@ export interface ReplicatedClusters {
   startPrimary(): Promise<void>;
   /** Runs a statement on the replica (pg_wal_replay_pause() and the like). */
   onReplica<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Runs a statement on the primary (ALTER SYSTEM and the like). */
+  onPrimary<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   /** The replicas after the first (`startReplicatedClusters(n)` with n > 1), each streaming from the primary. */
   readonly moreReplicaUrls: readonly string[];
   destroy(): Promise<void>;
@@ -160,6 +162,7 @@ export async function startReplicatedClusters(replicas = 1): Promise<ReplicatedC
       stopPrimary: (mode) => stop(primaryDir, mode),
       startPrimary,
       onReplica: (text, values) => query(replicaUrl, text, values),
+      onPrimary: (text, values) => query(primaryUrl, text, values),
       destroy,
     };
   } catch (error) {
