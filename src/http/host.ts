@@ -1,9 +1,28 @@
 import type { Request, RequestHandler } from 'express';
+import { isIPv6 } from 'node:net';
 import { ServerError } from './server-error.js';
 
 // A DNS name (labels of letters, digits, '-' and '_', as container names use), IPv4 or a bracketed IPv6, and a port.
 const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
-const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
+const HOST = new RegExp(`^(?:(${LABEL}(?:\\.${LABEL})*)\\.?|\\[([0-9A-Fa-f:.]+)\\])(?::(\\d{1,5}))?$`);
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+
+/**
+ * Issue 37: the shape alone let `localhost:99999` and `127.999.999.999` through. A name whose last label is a number
+ * is an IPv4 address to every URL parser (WHATWG), so it must be one; a port is 1–65535; IPv6 must parse.
+ */
+export function isValidHost(host: string): boolean {
+  const match = host.length <= 255 ? HOST.exec(host) : null;
+  if (!match) return false;
+  const [, name, ipv6, port] = match;
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return false;
+  if (ipv6 !== undefined) return isIPv6(ipv6);
+  return !/^\d+$/.test(name!.split('.').at(-1)!) || IPV4.test(name!);
+}
+
+/** Behind a trusted proxy the protocol is X-Forwarded-Proto's first value: only these become hrefs (D41). */
+const FORWARDED_PROTOCOLS = new Set(['http', 'https']);
 
 /** The host name without its port, lower-cased: what an allow-list entry names. */
 function hostName(host: string): string {
@@ -13,6 +32,9 @@ function hostName(host: string): string {
 
 const hostRefused = (): ServerError =>
   new ServerError(400, 'InvalidHostHeaderException', 'The Host header names no host this service answers for');
+
+const protocolRefused = (): ServerError =>
+  new ServerError(400, 'InvalidForwardedHeaderException', 'X-Forwarded-Proto must be http or https');
 
 /** What orchestrators and scrapers call by address (a pod's IP): the probes and the metrics, none with links. */
 const BY_ADDRESS_PATHS = new Set([
@@ -53,8 +75,8 @@ export function checkHost({ allowedHosts, publicBaseUrl, listenHost }: HostSetti
   return (req, _res, next) => {
     if (BY_ADDRESS_PATHS.has(req.path)) return next();
     const host = requestHost(req);
-    if (host === undefined) return next();
-    if (host.length > 255 || !HOST.test(host) || !answers(req, hostName(host))) return next(hostRefused());
+    if (host !== undefined && !(isValidHost(host) && answers(req, hostName(host)))) return next(hostRefused());
+    if (!FORWARDED_PROTOCOLS.has(req.protocol.toLowerCase())) return next(protocolRefused());
     next();
   };
 }

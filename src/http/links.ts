@@ -8,13 +8,13 @@ export const PUBLIC_BASE_URL = 'public base url';
 /**
  * The absolute base of every href (D7): PUBLIC_BASE_URL when configured; else taken from the request (its host
  * checked by `checkHost`), and from X-Forwarded-Proto/-Host/-Prefix only when TRUST_PROXY is set (Express's
- * `trust proxy` setting governs protocol and host).
+ * `trust proxy` setting governs protocol and host; `checkHost` admits only http and https).
  */
 export function baseUrl(req: Request): string {
   const configured = req.app.get(PUBLIC_BASE_URL) as string | undefined;
   if (configured) return configured;
   const prefix = req.app.get('trust proxy') ? forwardedPrefix(req) : '';
-  return `${req.protocol}://${requestHost(req) ?? listeningAddress(req)}${prefix}`;
+  return `${req.protocol.toLowerCase()}://${requestHost(req) ?? listeningAddress(req)}${prefix}`;
 }
 
 function forwardedPrefix(req: Request): string {

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { BROKER_URL } from '../support/broker.js';
+import { aProduct } from '../support/builders.js';
 import { describeWithPromtool, promtool } from '../support/promtool.js';
 import { PROJECT_ROOT } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
@@ -123,6 +124,78 @@ describeWithPromtool('the Prometheus exposition, alert rules and dashboard', () 
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+/** The label sets of the request histogram's `+Inf` buckets in an exposition, as `{a="b",…}` selectors. */
+function requestSeries(text: string): string[] {
+  return [...text.matchAll(/^http_server_request_duration_seconds_bucket\{(.*le="\+Inf".*)\} /gm)].map(
+    (match) => match[1]!,
+  );
+}
+
+/**
+ * A `promtool test rules` file where each of `series` (label sets as exported, with a job added) takes 0.5–2.5 s for every
+ * request, and the p99 alert is expected to fire for the job or not.
+ */
+function slowRequestsTest(series: readonly string[], fires: boolean): string {
+  const input = series.flatMap((labels) =>
+    ['0.5', '2.5', '+Inf'].map((le) => {
+      const set = `job="inventory",${labels.replace('le="+Inf"', `le="${le}"`)}`;
+      return `      - series: '${`http_server_request_duration_seconds_bucket{${set}}`}'\n        values: '${le === '0.5' ? '0x30' : '0+100x30'}'`;
+    }),
+  );
+  const expected = fires
+    ? `\n          - exp_labels: { severity: warn, job: inventory }\n            exp_annotations:\n              summary: The p99 latency of inventory is above 1 s\n              description: Compare with db_pool_requests_waiting; a full pool makes every request wait.`
+    : ' []';
+  return [
+    `rule_files:\n  - ${RULES}\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:`,
+    ...input,
+    `    alert_rule_test:\n      - eval_time: 20m\n        alertname: InventorySlowRequestsP99\n        exp_alerts:${expected}\n`,
+  ].join('\n');
+}
+
+describeWithPromtool('the p99 alert, on the labels the service exports', () => {
+  const promtoolTest = async (series: readonly string[], fires: boolean) => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'inventory-p99-'));
+    try {
+      const file = path.join(directory, 'p99.test.yml');
+      await writeFile(file, slowRequestsTest(series, fires));
+      return await promtool(['test', 'rules', file]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  };
+
+  it('does not fire on slow streamed imports and stock intakes, as their series are exported', async () => {
+    const imported = await request(ctx.app)
+      .post('/v1/products')
+      .set('Authorization', bearer())
+      .set('Content-Type', 'application/x-ndjson')
+      .send(`${JSON.stringify(aProduct())}\n${JSON.stringify(aProduct())}\n`);
+    expect(imported.status).toBe(201);
+    const intake = await request(ctx.app)
+      .post('/v1/packaging-units')
+      .set('Authorization', bearer())
+      .set('Content-Type', 'application/x-ndjson')
+      .send('{}\n');
+    expect(intake.status).toBe(400);
+    const imports = requestSeries(await exposition()).filter(
+      (labels) => labels.includes('method="POST"') && /route="\/v1\/(products|packaging-units)"/.test(labels),
+    );
+    expect(imports).toHaveLength(2);
+    const outcome = await promtoolTest(imports, false);
+    expect(outcome.code, outcome.output).toBe(0);
+  });
+
+  it('fires on slow finders, as their series are exported', async () => {
+    await request(ctx.app).get('/v1/products').set('Authorization', bearer());
+    const finders = requestSeries(await exposition()).filter(
+      (labels) => labels.includes('method="GET"') && labels.includes('route="/v1/products"'),
+    );
+    expect(finders).toHaveLength(1);
+    const outcome = await promtoolTest(finders, true);
+    expect(outcome.code, outcome.output).toBe(0);
   });
 });
 

@@ -35,6 +35,10 @@ export interface ReplicatedClusters {
   startPrimary(): Promise<void>;
   /** Runs a statement on the replica (pg_wal_replay_pause() and the like). */
   onReplica<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Runs a statement on the primary (ALTER SYSTEM and the like). */
+  onPrimary<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  /** The replicas after the first (`startReplicatedClusters(n)` with n > 1), each streaming from the primary. */
+  readonly moreReplicaUrls: readonly string[];
   destroy(): Promise<void>;
 }
 
@@ -87,7 +91,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
 }
 
 /** A primary (wal_level=replica, a replication role on loopback) and a replica streaming from it. */
-export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
+export async function startReplicatedClusters(replicas = 1): Promise<ReplicatedClusters> {
   const base = await mkdtemp(path.join(os.tmpdir(), 'replica-test-'));
   const owner = await postgresIds();
   if (owner) await chown(base, owner.uid, owner.gid);
@@ -134,7 +138,21 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
       });
     };
     await startReplica();
+    const moreReplicaUrls: string[] = [];
+    for (let n = 2; n <= replicas; n++) {
+      const dir = path.join(base, `replica${n}`);
+      const port = await freePort();
+      await asPostgres('pg_basebackup', [
+        ...['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'replicator'],
+        ...['-D', dir, '-R', '-X', 'stream', '--no-sync'],
+      ]);
+      await appendFile(path.join(dir, 'postgresql.conf'), `port = ${port}\n`);
+      await asPostgres('pg_ctl', ['-D', dir, '-l', path.join(base, `replica${n}.log`), '-w', 'start']);
+      started.push(dir);
+      moreReplicaUrls.push(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    }
     return {
+      moreReplicaUrls,
       primaryUrl,
       replicaUrl,
       primaryDir,
@@ -144,6 +162,7 @@ export async function startReplicatedClusters(): Promise<ReplicatedClusters> {
       stopPrimary: (mode) => stop(primaryDir, mode),
       startPrimary,
       onReplica: (text, values) => query(replicaUrl, text, values),
+      onPrimary: (text, values) => query(primaryUrl, text, values),
       destroy,
     };
   } catch (error) {

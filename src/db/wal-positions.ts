@@ -1,0 +1,88 @@
+import type pg from 'pg';
+
+/** `16/B374D848` as a number of bytes. */
+export function lsnBytes(lsn: string): bigint {
+  const [high = '0', low = '0'] = lsn.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+// Far more than any lag worth measuring at the probe's pace: beyond it the oldest samples are dropped (a replica
+// behind all of them is then measured from the oldest, which is more than any bound allows anyway).
+const MAX_SAMPLES = 1000;
+
+/**
+ * The primary's WAL positions as this process saw them, timed by its own clock: a replica that has replayed up to
+ * some position lags by at least the age of the oldest remembered position past it, and by nothing when it has
+ * replayed them all. Kept for every replica alike: behind a balancer each pooled connection may reach another one
+ * (issue 37), so a position is dropped only by age, never because one replica replayed it.
+ */
+export class PrimaryPositions {
+  private readonly samples: { readonly lsn: bigint; readonly at: number }[] = [];
+
+  record(lsn: bigint, at: number): void {
+    const newest = this.samples.at(-1);
+    if (newest && lsn <= newest.lsn) return;
+    this.samples.push({ lsn, at });
+    if (this.samples.length > MAX_SAMPLES) this.samples.shift();
+  }
+
+  /** How far behind a replica that replayed up to `replayed` is, in milliseconds, as of `now`. */
+  lagOf(replayed: bigint, now = Date.now()): number {
+    let low = 0;
+    let high = this.samples.length;
+    // The first sample the replica has not replayed (positions only grow).
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (this.samples[middle]!.lsn <= replayed) low = middle + 1;
+      else high = middle;
+    }
+    const oldestMissing = this.samples[low];
+    return oldestMissing ? now - oldestMissing.at : 0;
+  }
+}
+
+/**
+ * Issue 37 (D41): a client reads what it wrote. When a write request of this process ends (its answer sent, so its
+ * transaction committed), the primary's WAL position is read: a replica serves a later read only once it has
+ * replayed that far. A read that comes while a write is still in flight (its answer may be on its way) reads the
+ * primary's position itself. Reads that follow no write of this process wait for nothing. A write answered by
+ * another instance is not known here: a replica behind it may answer older data, but never a 404 (ReadReplica
+ * reads a "not found" again on the primary).
+ */
+export class WriteFence {
+  private writesInFlight = 0;
+  private fence = 0n;
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(private readonly primary: pg.Pool) {}
+
+  writeStarted(): void {
+    this.writesInFlight++;
+  }
+
+  writeEnded(): void {
+    this.writesInFlight--;
+    const taken = this.primaryPosition().then(
+      () => undefined,
+      // Without the position the fence stays where it was; the read it would have guarded is checked by isFresh
+      // where a route has one, and a 404 is read again on the primary in any case.
+      () => undefined,
+    );
+    this.pending.add(taken);
+    void taken.finally(() => this.pending.delete(taken));
+  }
+
+  /** The position a replica must have replayed to serve a read now. */
+  async required(): Promise<bigint> {
+    if (this.writesInFlight > 0) return this.primaryPosition();
+    if (this.pending.size > 0) await Promise.all(this.pending);
+    return this.fence;
+  }
+
+  private async primaryPosition(): Promise<bigint> {
+    const { rows } = await this.primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+    const lsn = lsnBytes(rows[0]!.lsn);
+    if (lsn > this.fence) this.fence = lsn;
+    return this.fence;
+  }
+}
