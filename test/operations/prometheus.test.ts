@@ -65,7 +65,7 @@ function familiesOf(text: string): Set<string> {
   return families;
 }
 
-// Exposed only with DATABASE_READ_URL; test/db/read-replica.test.ts reads it from a real replica.
+// Exposed only with DATABASE_READ_URL; test/replicas/read-replica.test.ts reads it from a real replica.
 const REPLICA_ONLY = ['db_read_replica_lag_seconds'];
 
 describeWithPromtool('the Prometheus exposition, alert rules and dashboard', () => {
