@@ -10,8 +10,9 @@ import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/st
 import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.js';
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
-import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
-import { holdingEvent, lockedReservation, lockHolding } from './service.js';
+import { endReservations, recordPick, selectParts, type ReservationRow } from './sql.js';
+import { holdingEvent, lockHolding } from './ending.js';
+import { lockedReservation } from './service.js';
 
 export interface PickInput {
   readonly pKey: string;
@@ -110,7 +111,7 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
     );
   }
   await updateUnitQuantities(tx, remaining);
-  await endReservation(tx, reservation.reservationId, 'ISSUED');
+  await endReservations(tx, [reservation.id], holding.partIds, 'ISSUED');
   const unitEvents = await changes.events(tx);
   if (emptied.length > 0) await deleteUnits(tx, emptied);
   const issued = holdingEvent('allocation.event.issued', reservation, holding);
