@@ -50,11 +50,22 @@ export async function findReservations(
   };
 }
 
-/** The locked reservation, or the 404 of an id that was never issued (D23). */
-export async function lockedReservation(tx: Tx, reservationId: string): Promise<ReservationRow> {
+/** D40: refuses (throws) a change whose If-Match does not name the reservation as locked; none: undefined. */
+export type ReservationCheck = ((current: ReservationDetail) => void) | undefined;
+
+/**
+ * The locked reservation, or the 404 of an id that was never issued (D23); `check` sees it as its representation
+ * shows it, before anything changes.
+ */
+export async function lockedReservation(
+  tx: Tx,
+  reservationId: string,
+  check?: ReservationCheck,
+): Promise<ReservationRow> {
   const key = asUuid(reservationId);
   const reservation = key ? await lockReservation(tx, key) : undefined;
   if (!reservation) throw allocationErrors.reservationNotFound(reservationId);
+  if (check) check({ reservation, parts: await selectParts(tx, [reservation.reservationId]) });
   return reservation;
 }
 
@@ -62,8 +73,13 @@ export async function lockedReservation(tx: Tx, reservationId: string): Promise<
  * D23, D32: releasing is idempotent, and a reservation that ended otherwise (expired, issued) stays as it ended;
  * only an id that was never issued is unknown.
  */
-export async function releaseReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
-  const reservation = await lockedReservation(tx, reservationId);
+export async function releaseReservation(
+  tx: Tx,
+  reservationId: string,
+  actor: Actor,
+  check?: ReservationCheck,
+): Promise<void> {
+  const reservation = await lockedReservation(tx, reservationId, check);
   if (reservation.state === 'ACTIVE') await endHoldings(tx, [reservation], 'RELEASED', actor);
 }
 
