@@ -3114,7 +3114,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3239,7 +3239,7 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
-        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
         'If-Match'?: string;
       };
       path?: never;
@@ -3275,7 +3275,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3291,8 +3291,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -3808,7 +3808,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3935,6 +3935,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -3962,7 +3964,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4043,6 +4045,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5742,7 +5763,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5869,6 +5890,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -5900,7 +5923,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5916,8 +5939,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -5981,6 +6004,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6108,6 +6150,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -6144,7 +6188,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6160,8 +6204,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6244,6 +6288,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7061,7 +7124,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7188,7 +7251,7 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
-        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
         'If-Match'?: string;
       };
       path: {
@@ -7226,7 +7289,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7242,8 +7305,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -7448,6 +7511,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -7475,7 +7540,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7556,6 +7621,25 @@ export interface operations {
       };
       /** @description The unit has reserved quantity (D22): owms.wms.inv.pu.reserved; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10412,7 +10496,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -10539,6 +10623,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -10566,7 +10652,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -10647,6 +10733,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10902,6 +11007,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -10940,7 +11047,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit must be created without a loadUnitType, or holds another Product: owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The target LoadUnit must be created without a loadUnitType, or holds another Product: owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -10956,8 +11063,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -11040,6 +11147,25 @@ export interface operations {
       };
       /** @description More than the reservation holds on that unit, or the reservation is not ACTIVE: owms.wms.inv.res.overpick, owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11167,6 +11293,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -11194,7 +11322,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -11275,6 +11403,25 @@ export interface operations {
       };
       /** @description The reservation was released or expired: owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
