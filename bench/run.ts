@@ -28,6 +28,7 @@ import { eventStreams } from './scenario-15-event-streams.js';
 import { relaySustained } from './scenario-16-relay.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { outboxPrune } from './scenario-17-prune.js';
+import { massExpiry } from './scenario-21-mass-expiry.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -57,7 +58,7 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
     });
   }
   if (wants(config, 14)) await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
-  if (wants(config, 4, 13)) {
+  if (wants(config, 4, 13, 21)) {
     const { products, shape } = allocationStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
@@ -147,6 +148,8 @@ async function main(): Promise<number> {
     [9, () => eventsBulk(ctx)],
     [15, () => eventStreams(ctx)],
     [16, () => relaySustained(ctx)],
+    // After 4 and 13, whose stock it reserves and gives back.
+    [21, () => massExpiry(ctx)],
     [17, () => outboxPrune(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];

@@ -19,7 +19,7 @@ import {
   serverError,
   type ResponseDoc,
 } from '../openapi/responses.js';
-import { ETAG_HEADER, PRECONDITION_FAILED } from './validators.js';
+import { conditionalHeaderSyntax, ETAG_HEADER, PRECONDITION_FAILED } from './validators.js';
 import { PREFLIGHT_DOC, PREFLIGHT_TAG } from './preflight-doc.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -252,9 +252,14 @@ const conditionalHeaders = {
       .openapi({ description: 'An ETag read before: 304 without a body while the resource is unchanged' }),
   }),
   write: z.object({
-    'If-Match': z.string().optional().openapi({
-      description: 'The ETag the change is based on (any of its media types), or *: 412 when the resource changed',
-    }),
+    'If-Match': z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          'The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; ' +
+          'a value that is neither is a 400',
+      }),
   }),
 } as const;
 
@@ -333,6 +338,7 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
     add(422, apiError('The Idempotency-Key was used for another request', ['owms.common.idempotency.keyReused']));
   }
   if (doc.validators === 'read') add(304, noBody('Unchanged since the ETag in If-None-Match; no body', ETAG_HEADER));
+  if (doc.validators) add(400, apiError('If-Match or If-None-Match is malformed', ['core.validation.error']));
   if (doc.validators === 'write') {
     add(412, apiError('The resource changed since the ETag in If-Match was read', [PRECONDITION_FAILED]));
   }
@@ -423,7 +429,8 @@ function routeConfig(definition: RouteDefinition, idempotent: boolean): RouteCon
     },
     responses: responseConfigs(responses, {
       ...(idempotent ? replayed : {}),
-      ...(doc.validators ? ETAG_HEADER : {}),
+      // A write without a body (DELETE, 204) has no representation to tag.
+      ...(doc.validators && definition.produces ? ETAG_HEADER : {}),
     }),
   };
 }
@@ -481,6 +488,7 @@ export class Routes {
     const handlers: (RequestHandler | ErrorRequestHandler)[] = [
       ...(scopes.length > 0 ? [requireScopes(scopes)] : []),
       ...(definition.produces ? [negotiate(definition.produces)] : []),
+      ...(definition.doc.validators ? [conditionalHeaderSyntax(definition.doc.validators)] : []),
       ...readBody(definition.consumes, {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
         resourceLimit: this.bodyLimits.limit,

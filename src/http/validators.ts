@@ -1,5 +1,5 @@
-import type { Request, Response } from 'express';
-import { ApiError } from './api-error.js';
+import type { Request, RequestHandler, Response } from 'express';
+import { ApiError, validationError } from './api-error.js';
 import { JSON_TYPE } from './media-types.js';
 import { sendJson } from './respond.js';
 
@@ -20,14 +20,48 @@ export function entityTag(version: Version, mediaType: string): string {
   return `"${version.map((part) => part ?? '-').join('.')}.${mediaWord(mediaType)}"`;
 }
 
-/** The tags of an If-Match or If-None-Match header; `*` stands for itself. */
-function listedTags(header: string): string[] {
-  return header.match(/\*|(?:W\/)?"[^"]*"/g) ?? [];
+// RFC 9110 `#entity-tag`, one element at a time: an entity-tag (optional weak prefix, then any visible character but
+// the double quote, quoted) or an empty element, each followed by a comma or the end. Sticky, so it scans in line.
+const LIST_ELEMENT = /[ \t]*((?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")?[ \t]*(?:,|$)/y;
+
+/**
+ * The tags of an If-Match or If-None-Match header: `*` only when it is the whole value (a tag list that merely
+ * contains one, or a tag that does not close, is malformed); undefined when malformed.
+ */
+function listedTags(header: string): '*' | string[] | undefined {
+  const value = header.trim();
+  if (value === '*') return '*';
+  const tags: string[] = [];
+  LIST_ELEMENT.lastIndex = 0;
+  while (LIST_ELEMENT.lastIndex < value.length) {
+    const element = LIST_ELEMENT.exec(value);
+    if (!element || element[0] === '') return undefined;
+    if (element[1]) tags.push(element[1]);
+  }
+  return tags.length > 0 ? tags : undefined;
+}
+
+const CONDITIONAL_HEADER = { read: 'If-None-Match', write: 'If-Match' } as const;
+
+/**
+ * D40: the conditional header an operation declares (`validators`) is `*` or a list of entity tags, or the
+ * request is a 400 naming the header before anything is read or changed.
+ */
+export function conditionalHeaderSyntax(validators: keyof typeof CONDITIONAL_HEADER): RequestHandler {
+  const name = CONDITIONAL_HEADER[validators];
+  return (req, _res, next) => {
+    const header = req.headers[name.toLowerCase()];
+    if (typeof header === 'string' && listedTags(header) === undefined) {
+      throw validationError([{ path: name, message: 'must be * alone, or a comma-separated list of entity tags' }]);
+    }
+    next();
+  };
 }
 
 function namesTag(header: string | undefined, tag: string): boolean {
   if (header === undefined) return false;
-  return listedTags(header).some((listed) => listed === '*' || listed.replace(/^W\//, '') === tag);
+  const listed = listedTags(header);
+  return listed === '*' || (listed ?? []).some((each) => each.replace(/^W\//, '') === tag);
 }
 
 /**
@@ -64,9 +98,9 @@ export function requireMatch(req: Request, produces: readonly string[], version:
   const header = req.headers['if-match'];
   if (header === undefined) return;
   const listed = listedTags(header);
-  if (listed.includes('*')) return;
+  if (listed === '*') return;
   const current = produces.map((mediaType) => entityTag(version, mediaType));
-  if (listed.some((tag) => current.includes(tag))) return;
+  if (listed?.some((tag) => current.includes(tag))) return;
   throw new ApiError(
     412,
     PRECONDITION_FAILED,

@@ -7,7 +7,7 @@ import { HAL_JSON, JSON_TYPE, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { ETAG_HEADER, sendTagged } from '../http/validators.js';
+import { ETAG_HEADER, requireMatch, sendTagged } from '../http/validators.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
@@ -27,6 +27,7 @@ import {
   getLoadUnit,
   listLoadUnitsOfTransportUnit,
   putProductIntoLoadUnit,
+  type LoadUnitCheck,
 } from './service.js';
 import {
   loadUnitResource,
@@ -51,6 +52,12 @@ function parseDivide(req: Request): DivideInput {
 }
 
 /** Spec part 4 "LoadUnits" and D16, D17. lu-findpuinlu belongs to the packaging-unit feature. */
+/** D40: the If-Match check of a LoadUnit write against the LoadUnit as locked; none without the header. */
+const matching = (req: Request): LoadUnitCheck =>
+  req.headers['if-match'] === undefined
+    ? undefined
+    : ({ loadUnit, product }) => requireMatch(req, SINGLE_RESOURCE, loadUnitVersion(loadUnit, product));
+
 export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
   routes.add({
     method: 'POST',
@@ -103,11 +110,14 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const input = parseInput(putProductIntoSchema, req.body ?? {});
-      await withTransaction(pool, (tx) => putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits, req.id));
+      await withTransaction(pool, (tx) =>
+        putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits, req.id, matching(req)),
+      );
       sendNoContent(res, 200);
     },
     doc: {
       operationId: 'lu-putproductinto',
+      validators: 'write',
       tags: TAGS,
       summary: 'Assign a Product to the LoadUnit',
       description: "A baseUnit of another kind than the Product's is a 400 core.validation.error.",
@@ -128,11 +138,14 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { locked } = parseInput(lockChangeSchema, req.body ?? {});
-      const { loadUnit, product } = await withTransaction(pool, (tx) => changeLoadUnitLock(tx, pKey, locked, req.id));
+      const { loadUnit, product } = await withTransaction(pool, (tx) =>
+        changeLoadUnitLock(tx, pKey, locked, req.id, matching(req)),
+      );
       sendTagged(res, loadUnitVersion(loadUnit, product), loadUnitResource(loadUnit, product, hrefOf(req)));
     },
     doc: {
       operationId: 'lu-changelock',
+      validators: 'write',
       tags: TAGS,
       summary: 'Lock the LoadUnit for allocation, or release it',
       request: { params: loadUnitKeyParamsSchema, body: lockChangeSchema },

@@ -20,6 +20,16 @@ export interface LoadUnitWithProduct {
   readonly product: ProductSummaryRow | undefined;
 }
 
+/** D33, D40: refuses (throws) a change whose If-Match does not name the LoadUnit as locked; none to check: undefined. */
+export type LoadUnitCheck = ((current: LoadUnitWithProduct) => void) | undefined;
+
+/** Locks the LoadUnit, then lets `check` see it as its representation shows it, before anything changes. */
+async function lockChecked(tx: Tx, pKey: string, check: LoadUnitCheck): Promise<LoadUnitRow> {
+  const loadUnit = await lockLoadUnitByPKey(tx, pKey);
+  if (check) check((await withProducts(tx, [loadUnit]))[0]!);
+  return loadUnit;
+}
+
 const isBlank = (value: string | undefined): boolean => value === undefined || value.trim() === '';
 
 /** D16: positions "1" … "n". */
@@ -192,8 +202,9 @@ export async function putProductIntoLoadUnit(
   input: PutProductIntoInput,
   mixedAllowed: boolean,
   requestId: string,
+  check?: LoadUnitCheck,
 ): Promise<void> {
-  const loadUnit = await lockLoadUnitByPKey(tx, pKey);
+  const loadUnit = await lockChecked(tx, pKey, check);
   const product = await findProductBySku(tx, input.sku);
   requireProductKind(input.baseUnit, product.baseUnitCode, 'baseUnit');
   if (!mixedAllowed) await refuseOtherProduct(tx, loadUnit, loadUnit.productId, product);
@@ -211,8 +222,9 @@ export async function changeLoadUnitLock(
   pKey: string,
   locked: boolean,
   requestId: string,
+  check?: LoadUnitCheck,
 ): Promise<LoadUnitWithProduct> {
-  const loadUnit = await lockLoadUnitByPKey(tx, pKey);
+  const loadUnit = await lockChecked(tx, pKey, check);
   const changed = await sql.updateLoadUnitLocked(tx, loadUnit.id, locked);
   if (changed) {
     // Read once after the change: the units render the LoadUnit's new `locked`.

@@ -35,8 +35,15 @@ async function lockedUnitByPKey(tx: Tx, pKey: string): Promise<PackagingUnitRow>
 }
 
 /** D22: a unit goes with its history kept in the ledger; reserved stock stays until released. */
-export async function deleteUnitByPKey(tx: Tx, pKey: string, actor: Actor): Promise<void> {
+export async function deleteUnitByPKey(
+  tx: Tx,
+  pKey: string,
+  actor: Actor,
+  checkUnit: (unit: PackagingUnitRow) => Promise<void> = async () => undefined,
+): Promise<void> {
   const unit = await lockedUnitByPKey(tx, pKey);
+  // D40's If-Match: the unit as locked, before anything changes.
+  await checkUnit(unit);
   if (Number(unit.reservedBase) > 0) throw packagingUnitErrors.reserved(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   await deleteUnits(tx, [unit.id]);

@@ -10,7 +10,7 @@ import { apiError, body, noBody } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { deleteUnitByPKey, releaseUnit } from './change-service.js';
 import { findMovements, findUnitByPKey } from './find-service.js';
-import { sendUnit } from './render.js';
+import { requireUnitMatch, sendUnit } from './render.js';
 import { packagingUnitKeySchema } from './schemas.js';
 import { actorOf } from './stock.js';
 import { packagingUnitResourceSchema } from './view.js';
@@ -43,11 +43,14 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
     path: '/v1/packaging-units/:pKey',
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await withTransaction(pool, (tx) => deleteUnitByPKey(tx, pKey, actorOf(req)));
+      await withTransaction(pool, (tx) =>
+        deleteUnitByPKey(tx, pKey, actorOf(req), (locked) => requireUnitMatch(tx, req, locked)),
+      );
       sendNoContent(res);
     },
     doc: {
       operationId: 'packaging-units-deletebypkey',
+      validators: 'write',
       tags,
       summary: 'Delete one PackagingUnit',
       request: { params: packagingUnitKeySchema },

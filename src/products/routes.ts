@@ -258,11 +258,13 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     path: '/v1/products/:pKey',
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => deleteProduct(tx, pKey, req.id));
+      const checkVersion = (version: Version): void => requireMatch(req, SINGLE_RESOURCE, version);
+      await withTransaction(pool, (tx) => deleteProduct(tx, pKey, req.id, checkVersion));
       sendNoContent(res);
     },
     doc: {
       operationId: 'products-delete',
+      validators: 'write',
       tags: TAGS,
       summary: 'Delete a Product that nothing uses any more',
       request: { params: productKeyParamsSchema },

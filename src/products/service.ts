@@ -159,10 +159,16 @@ export async function updateProduct(
 }
 
 /** D13: refused with a message-only 403 while anything still refers to the product. */
-export async function deleteProduct(tx: Tx, pKey: string, requestId: string): Promise<void> {
+export async function deleteProduct(
+  tx: Tx,
+  pKey: string,
+  requestId: string,
+  checkVersion: (version: Version) => void = () => undefined,
+): Promise<void> {
   const key = asUuid(pKey);
   const product = key ? await lockProductByPKey(tx, key) : undefined;
   if (!key || !product) throw productErrors.notFoundByPKey(pKey);
+  checkVersion([key, product.ol]);
   const usages = await usagesOfProduct(tx, product.id);
   if (usages.length > 0) throw productErrors.stillInUse(product.sku, usages.join(' and '));
   await deleteProductRow(tx, product.id);

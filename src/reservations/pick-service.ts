@@ -10,8 +10,9 @@ import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/st
 import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.js';
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
-import { endReservation, recordPick, selectParts, type ReservationRow } from './sql.js';
-import { holdingEvent, lockedReservation, lockHolding } from './service.js';
+import { endReservations, recordPick, selectParts, type ReservationRow } from './sql.js';
+import { holdingEvent, lockHolding } from './ending.js';
+import { lockedReservation, type ReservationCheck } from './service.js';
 
 export interface PickInput {
   readonly pKey: string;
@@ -36,8 +37,9 @@ export async function pickReservation(
   input: PickInput,
   actor: Actor,
   mixedAllowed: boolean,
+  check?: ReservationCheck,
 ): Promise<PackagingUnitRow> {
-  const reservation = await lockedReservation(tx, reservationId);
+  const reservation = await lockedReservation(tx, reservationId, check);
   requireProductKind(input.qty, reservation.productBaseCode, 'qty');
   requireActive(reservation);
   const unitKey = asUuid(input.pKey);
@@ -73,8 +75,13 @@ export async function pickReservation(
  * D32 goods issue: everything the reservation holds leaves stock; a unit left empty is deleted. Issuing an issued
  * reservation again changes nothing. D27: `allocation.event.issued`, then each unit's event.
  */
-export async function issueReservation(tx: Tx, reservationId: string, actor: Actor): Promise<void> {
-  const reservation = await lockedReservation(tx, reservationId);
+export async function issueReservation(
+  tx: Tx,
+  reservationId: string,
+  actor: Actor,
+  check?: ReservationCheck,
+): Promise<void> {
+  const reservation = await lockedReservation(tx, reservationId, check);
   if (reservation.state === 'ISSUED') return;
   requireActive(reservation);
   const holding = await lockHolding(tx, reservation);
@@ -110,7 +117,7 @@ export async function issueReservation(tx: Tx, reservationId: string, actor: Act
     );
   }
   await updateUnitQuantities(tx, remaining);
-  await endReservation(tx, reservation.reservationId, 'ISSUED');
+  await endReservations(tx, [reservation.id], holding.partIds, 'ISSUED');
   const unitEvents = await changes.events(tx);
   if (emptied.length > 0) await deleteUnits(tx, emptied);
   const issued = holdingEvent('allocation.event.issued', reservation, holding);

@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
@@ -6,7 +7,7 @@ import { HAL_JSON, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { ETAG_HEADER, sendTagged } from '../http/validators.js';
+import { ETAG_HEADER, requireMatch, sendTagged } from '../http/validators.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
 import { MessageKeys as MasterDataKeys } from '../master-data/messages.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
@@ -16,7 +17,7 @@ import { actorOf } from '../packaging-units/stock.js';
 import { packagingUnitResourceSchema } from '../packaging-units/view.js';
 import { issueReservation, pickReservation } from './pick-service.js';
 import { pickRequestSchema, reservationListQuerySchema, reservationParamsSchema } from './schemas.js';
-import { findReservation, findReservations, releaseReservation } from './service.js';
+import { findReservation, findReservations, releaseReservation, type ReservationCheck } from './service.js';
 import {
   RESERVATIONS_REL,
   reservationResource,
@@ -33,6 +34,12 @@ const unknownReservation = apiError('No such reservation was ever issued', [NOT_
 
 /** Where a reservation is read (D32). */
 export const reservationPath = (reservationId: string): string => `/allocation/reservations/${reservationId}`;
+
+/** D40: the If-Match check of a change of a reservation against it as locked; none without the header. */
+const matching = (req: Request): ReservationCheck =>
+  req.headers['if-match'] === undefined
+    ? undefined
+    : (current) => requireMatch(req, SINGLE_RESOURCE, reservationVersion(current));
 
 /** D32: a reservation's life after allocation: read, list, pick, issue, release. */
 export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
@@ -101,13 +108,14 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
       const input = parseInput(pickRequestSchema, req.body);
       const unit = await withTransaction(pool, (tx) =>
-        pickReservation(tx, reservationId, input, actorOf(req), config.mixedLoadUnits),
+        pickReservation(tx, reservationId, input, actorOf(req), config.mixedLoadUnits, matching(req)),
       );
       res.location(href(req, `/v1/packaging-units/${unit.pKey}`));
       await sendUnit(pool, req, res, unit, 201);
     },
     doc: {
       operationId: 'reservations-pick',
+      validators: 'write',
       tags,
       summary: 'Pick reserved goods: move them to the target, still reserved by the reservation',
       description:
@@ -141,11 +149,12 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     path: '/allocation/reservations/:reservationId/issue',
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => issueReservation(tx, reservationId, actorOf(req)));
+      await withTransaction(pool, (tx) => issueReservation(tx, reservationId, actorOf(req), matching(req)));
       sendNoContent(res);
     },
     doc: {
       operationId: 'reservations-issue',
+      validators: 'write',
       tags,
       summary: 'Goods issue: what the reservation holds leaves stock (idempotent)',
       request: { params: reservationParamsSchema },
@@ -162,11 +171,12 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     path: '/allocation/reservations/:reservationId',
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => releaseReservation(tx, reservationId, actorOf(req)));
+      await withTransaction(pool, (tx) => releaseReservation(tx, reservationId, actorOf(req), matching(req)));
       sendNoContent(res);
     },
     doc: {
       operationId: 'release-reservation',
+      validators: 'write',
       tags,
       summary: 'Release a reservation (idempotent); an expired or issued one stays as it ended',
       request: { params: reservationParamsSchema },

@@ -32,9 +32,30 @@ export interface ReservationPart {
   picked: boolean;
 }
 
+/**
+ * D40: an ACTIVE reservation of `reservation_life` row `r` whose expiry has passed. It is EXPIRED from that moment
+ * for every reader and writer, whether or not the expiry work has ended it yet (it then ends it as of its expiry).
+ */
+export const isDue = (r: string): string => `(${r}.state = 'ACTIVE' AND ${r}.expires_at <= now())`;
+
+/** The state a client sees: a due reservation is EXPIRED already. */
+const effectiveState = (r: string): string => `CASE WHEN ${isDue(r)} THEN 'EXPIRED' ELSE ${r}.state END`;
+
+/**
+ * What reservations past their expiry but not yet ended still hold, per unit (`unit_id`, `product_id`,
+ * `qty_base`): stock readings count it free (D40). Found by reservation_life_expiry_idx; few rows unless the
+ * expiry work is behind.
+ */
+export const DUE_HOLDINGS = `SELECT part.packaging_unit_id AS unit_id, r.product_id, sum(part.qty_base) AS qty_base
+    FROM reservation_life r
+    JOIN reservation part ON part.reservation_id = r.reservation_id AND part.released_at IS NULL
+   WHERE ${isDue('r')}
+   GROUP BY part.packaging_unit_id, r.product_id`;
+
 const RESERVATION_COLUMNS = `r.id, r.reservation_id AS "reservationId", r.product_id AS "productId", p.sku,
-       p.base_unit_code AS "productBaseCode", p.ol AS "productOl", r.qty_base::text AS "qtyBase", r.state, r.external_ref AS "externalRef",
-       r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.ended_at AS "endedAt"`;
+       p.base_unit_code AS "productBaseCode", p.ol AS "productOl", r.qty_base::text AS "qtyBase",
+       ${effectiveState('r')} AS state, r.external_ref AS "externalRef", r.expires_at AS "expiresAt",
+       r.created_at AS "createdAt", COALESCE(r.ended_at, CASE WHEN ${isDue('r')} THEN r.expires_at END) AS "endedAt"`;
 
 const PART_COLUMNS = `id, reservation_id AS "reservationId", packaging_unit_id AS "packagingUnitId",
        packaging_unit_pkey AS "pKey", qty_base::text AS "qtyBase", picked`;
@@ -54,17 +75,31 @@ export async function lockReservation(tx: Tx, reservationId: string): Promise<Re
   return result.rows[0];
 }
 
-/** The next active reservation past its expiry that no other instance holds, locked (D32). */
-export async function lockNextExpired(tx: Tx): Promise<ReservationRow | undefined> {
+/**
+ * Up to `limit` reservations past their expiry, locked, oldest expiry first (D32, D40). `waitFor` null: those no
+ * other transaction holds (SKIP LOCKED), so instances share the work and none waits for another. `waitFor` a
+ * Product's SKU: all of its due ones, waiting for their locks in id order; one a concurrent expiry ended meanwhile is
+ * left out, as PostgreSQL rechecks the condition on the row version it locked.
+ */
+export async function lockDueReservations(
+  tx: Tx,
+  limit: number,
+  waitFor: string | null = null,
+): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
-    name: 'lock-next-expired-reservation',
-    text: `SELECT ${RESERVATION_COLUMNS}
+    name: waitFor === null ? 'lock-due-reservations' : 'lock-due-reservations-of-product',
+    text: `WITH due AS MATERIALIZED (
+             SELECT id FROM reservation_life r
+              WHERE ${isDue('r')} ${waitFor === null ? '' : 'AND r.product_id = (SELECT id FROM product WHERE sku = $2)'}
+              ORDER BY ${waitFor === null ? 'expires_at, id LIMIT $1 FOR UPDATE SKIP LOCKED' : 'id LIMIT $1 FOR UPDATE'}
+           )
+           SELECT ${RESERVATION_COLUMNS}
              FROM reservation_life r JOIN product p ON p.id = r.product_id
-            WHERE r.id = (SELECT id FROM reservation_life
-                           WHERE state = 'ACTIVE' AND expires_at <= now()
-                           ORDER BY expires_at LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+            WHERE r.id IN (SELECT id FROM due)
+            ORDER BY r.id`,
+    values: waitFor === null ? [limit] : [limit, waitFor],
   });
-  return result.rows[0];
+  return result.rows;
 }
 
 /** The parts the reservations hold now (ACTIVE) or held when they ended, by id; FOR UPDATE when `lock` is set. */
@@ -107,7 +142,7 @@ export async function selectReservations(
     `SELECT ${RESERVATION_COLUMNS}
        FROM reservation_life r JOIN product p ON p.id = r.product_id
       WHERE ($1::text IS NULL OR p.sku = $1) AND ($2::text IS NULL OR r.external_ref = $2)
-        AND ($3::text IS NULL OR r.state = $3) AND ($4::bigint IS NULL OR r.id < $4)
+        AND ($3::text IS NULL OR ${effectiveState('r')} = $3) AND ($4::bigint IS NULL OR r.id < $4)
       ORDER BY r.id DESC LIMIT $5`,
     [filter.sku ?? null, filter.externalRef ?? null, filter.state ?? null, page.after ?? null, page.limit],
   );
@@ -115,25 +150,36 @@ export async function selectReservations(
 }
 
 /**
- * Ends a reservation: the new state, and its parts no longer active, so they no longer count in reserved_base
- * (which the caller lowers in the same transaction).
+ * Ends reservations: the new state, and their parts no longer active, so they no longer count in reserved_base
+ * (which the caller lowers in the same transaction). An expired one ended at its expiry (D40), whenever this runs.
+ * By internal ids, which the caller has from its locking reads.
  */
-export async function endReservation(tx: Tx, reservationId: string, state: ReservationState): Promise<void> {
+export async function endReservations(
+  tx: Tx,
+  ids: readonly number[],
+  partIds: readonly number[],
+  state: ReservationState,
+): Promise<void> {
   await tx.query({
-    name: 'end-reservation',
-    text: `WITH parts AS (UPDATE reservation SET released_at = now() WHERE reservation_id = $1::uuid AND released_at IS NULL)
-           UPDATE reservation_life SET state = $2, ended_at = now() WHERE reservation_id = $1::uuid`,
-    values: [reservationId, state],
+    name: 'end-reservations',
+    text: `WITH parts AS (UPDATE reservation SET released_at = now() WHERE id = ANY($2::bigint[]))
+           UPDATE reservation_life SET state = $3, ended_at = CASE WHEN $3 = 'EXPIRED' THEN expires_at ELSE now() END
+            WHERE id = ANY($1::bigint[])`,
+    values: [ids, partIds, state],
   });
 }
 
-/** Lowers each unit's reserved amount by what the ending parts held on it. */
-export async function lowerReserved(tx: Tx, parts: readonly { unitId: number; qtyBase: string }[]): Promise<void> {
+/** Lowers each unit's reserved amount by what the ending parts held on it, one version step per ending part. */
+export async function lowerReserved(
+  tx: Tx,
+  parts: readonly { unitId: number; qtyBase: string; endings: number }[],
+): Promise<void> {
   await tx.query(
-    `UPDATE packaging_unit pu SET reserved_base = pu.reserved_base - v.amount, ol = pu.ol + 1, last_modified_dt = now()
-       FROM unnest($1::bigint[], $2::numeric[]) AS v(unit_id, amount)
+    `UPDATE packaging_unit pu
+        SET reserved_base = pu.reserved_base - v.amount, ol = pu.ol + v.endings, last_modified_dt = now()
+       FROM unnest($1::bigint[], $2::numeric[], $3::int[]) AS v(unit_id, amount, endings)
       WHERE pu.id = v.unit_id`,
-    [parts.map((part) => part.unitId), parts.map((part) => part.qtyBase)],
+    [parts.map((part) => part.unitId), parts.map((part) => part.qtyBase), parts.map((part) => part.endings)],
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/tx.js';
+import { DUE_HOLDINGS } from '../reservations/sql.js';
 
 /** Amounts are exact decimal text in the kind's smallest unit (PC or MG), as qty_base. */
 export interface StockFigures {
@@ -42,18 +43,45 @@ const freeInLockedLoadUnits = (products: string): string =>
       AND ${products}
     GROUP BY pu.product_id`;
 
-/** D31 `available` of the Product `p` from its stock_level row `sl` and `locked`: what allocation (D23) can take. */
-const AVAILABLE = `CASE WHEN allocatable_product(p.availability_state) THEN sl.free - COALESCE(locked.free, 0) ELSE 0 END`;
+/**
+ * D40: what reservations past their expiry, not yet ended, hold of each Product (`reserved`), and the free stock
+ * they give back once ended (`free`, the change of allocatable_free of each unit in a LoadUnit not locked): they
+ * are EXPIRED already, and allocation ends them before it looks for candidates. `products` is a SQL condition on
+ * `d.product_id`.
+ */
+const dueHeld = (products: string): string =>
+  `SELECT d.product_id, sum(d.qty_base) AS reserved,
+          sum(CASE WHEN allocatable_load_unit(lu.locked)
+                   THEN allocatable_free(pu.state, pu.load_unit_id, pu.qty_base, pu.reserved_base - d.qty_base)
+                        - allocatable_free(pu.state, pu.load_unit_id, pu.qty_base, pu.reserved_base)
+                   ELSE 0 END) AS free
+     FROM (${DUE_HOLDINGS}) d
+     JOIN packaging_unit pu ON pu.id = d.unit_id
+     LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
+    WHERE ${products}
+    GROUP BY d.product_id`;
+
+/** `reserved` of the Product `p` from its stock_level row `sl` and `due` (D40). */
+const RESERVED = `sl.reserved - COALESCE(due.reserved, 0)`;
+
+/**
+ * D31 `available` of the Product `p` from its stock_level row `sl`, `locked` and `due`: what allocation (D23) can
+ * take.
+ */
+const AVAILABLE = `CASE WHEN allocatable_product(p.availability_state)
+                        THEN sl.free - COALESCE(locked.free, 0) + COALESCE(due.free, 0) ELSE 0 END`;
 
 /** A Product's figures from its stock_level row, in one statement and so one snapshot; none for an unknown SKU. */
 export async function selectStockLevel(db: Queryable, sku: string): Promise<StockReading | undefined> {
   const result = await db.query<StockReading>({
     name: 'stock-level',
     text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode", sl.on_hand::text AS "onHand",
-                  sl.reserved::text AS reserved, (${AVAILABLE})::text AS available, statement_timestamp() AS "asOf"
+                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available, statement_timestamp() AS "asOf"
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('pu.product_id = (SELECT id FROM product WHERE sku = $1)')}) locked
                     ON locked.product_id = p.id
+             LEFT JOIN (${dueHeld('d.product_id = (SELECT id FROM product WHERE sku = $1)')}) due
+                    ON due.product_id = p.id
             WHERE p.sku = $1`,
     values: [sku],
   });
@@ -87,12 +115,16 @@ export async function selectStockByPlace(
   const result = await db.query<StockReading & { rows: StockRow[] }>(
     `WITH p AS (SELECT id, sku, base_unit_code, availability_state FROM product WHERE sku = $1),
           place AS (
-            SELECT ${PLACE_KEY[grouping]} AS place, sum(pu.qty_base) AS on_hand, sum(pu.reserved_base) AS reserved,
+            SELECT ${PLACE_KEY[grouping]} AS place, sum(pu.qty_base) AS on_hand,
+                   sum(pu.reserved_base - COALESCE(due.qty_base, 0)) AS reserved,
                    sum(CASE WHEN allocatable_product(p.availability_state) AND allocatable_load_unit(lu.locked)
-                            THEN allocatable_free(pu.state, pu.load_unit_id, pu.qty_base, pu.reserved_base)
+                            THEN allocatable_free(pu.state, pu.load_unit_id, pu.qty_base,
+                                                  pu.reserved_base - COALESCE(due.qty_base, 0))
                             ELSE 0 END) AS available
               FROM p JOIN packaging_unit pu ON pu.product_id = p.id
               ${PLACE_JOINS}
+              -- D40: what reservations past their expiry hold counts as unreserved already.
+              LEFT JOIN (${DUE_HOLDINGS}) due ON due.unit_id = pu.id
              WHERE $2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])
              GROUP BY 1
           )
@@ -143,9 +175,10 @@ export async function selectStockPage(
   const result = await db.query<ProductStock>({
     name: 'stock-page',
     text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode", sl.on_hand::text AS "onHand",
-                  sl.reserved::text AS reserved, (${AVAILABLE})::text AS available
+                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('true')}) locked ON locked.product_id = p.id
+             LEFT JOIN (${dueHeld('true')}) due ON due.product_id = p.id
             WHERE $1::text IS NULL OR p.sku > $1::text
             ORDER BY p.sku
             LIMIT $2`,

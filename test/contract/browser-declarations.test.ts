@@ -100,12 +100,24 @@ describe('the document declares D33 (issue 27)', () => {
     }
   });
 
-  it('declares If-Match and the 412 owms.wms.inv.preconditionFailed on the two writes that check it', () => {
+  it('declares If-Match, its 412 owms.wms.inv.preconditionFailed and the 400 on every write that checks it', () => {
     const checked = operations().filter((op) => op.responses['412']);
 
-    expect(checked.map((op) => op.operationId).sort()).toEqual(['packaging-units-update', 'products-update']);
+    // D40: every write of a resource that has an ETag.
+    expect(checked.map((op) => op.operationId).sort()).toEqual([
+      'lu-changelock',
+      'lu-putproductinto',
+      'packaging-units-deletebypkey',
+      'packaging-units-update',
+      'products-delete',
+      'products-update',
+      'release-reservation',
+      'reservations-issue',
+      'reservations-pick',
+    ]);
     for (const op of checked) {
       expect(parameterNames(op)).toContain('If-Match');
+      expect(op.responses['400']!.description).toContain('If-Match or If-None-Match is malformed');
       expect(op.responses['412']!.description).toContain('owms.wms.inv.preconditionFailed');
       expect(op.responses['412']!.content).toEqual({
         'application/hal+json': { schema: { $ref: '#/components/schemas/ApiDeclinedError' } },

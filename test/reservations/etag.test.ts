@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/db/tx.js';
-import { expireNext } from '../../src/reservations/service.js';
+import { expireDue } from '../../src/reservations/service.js';
 import { useTestApp } from '../support/app.js';
 import { call, givenLocation } from '../support/stock-api.js';
 import { givenReservation, issue, pcOf, pick, type ReservationJson } from './reservation-api.js';
@@ -106,7 +106,7 @@ describe('ETag and If-None-Match on a reservation (D33)', () => {
       [expiring.reservationId],
     );
     const actor = { subject: 'test', requestId: 'etag-test' };
-    expect(await withTransaction(ctx.db.pool, (tx) => expireNext(tx, actor))).toBe(true);
+    expect(await withTransaction(ctx.db.pool, (tx) => expireDue(tx, actor, 1))).toBe(1);
     expect((await issue(ctx, issued.reservationId)).status).toBe(204);
 
     const afterExpiry = await read(expiring.reservationId, HAL, before[0]);

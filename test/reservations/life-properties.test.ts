@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Response } from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/db/tx.js';
-import { expireNext } from '../../src/reservations/service.js';
+import { expireDue } from '../../src/reservations/service.js';
 import { useTestApp } from '../support/app.js';
 import {
   allocate,
@@ -114,7 +114,9 @@ describe('the life of reservations as a property', () => {
                 [modelled.id],
               );
               requestId = unique('expiry');
-              while (await withTransaction(ctx.db.pool, (tx) => expireNext(tx, { subject: 'test', requestId })));
+              while (
+                (await withTransaction(ctx.db.pool, (tx) => expireDue(tx, { subject: 'test', requestId }, 1))) > 0
+              );
               changed = modelled.state === 'ACTIVE';
               if (changed) modelled.state = 'EXPIRED';
             }

@@ -3127,7 +3127,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3254,7 +3254,7 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
-        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
         'If-Match'?: string;
       };
       path?: never;
@@ -3290,7 +3290,7 @@ export interface operations {
           'application/json': components['schemas']['ProductResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3306,8 +3306,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -3827,7 +3827,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -3956,6 +3956,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -3983,7 +3985,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -4066,6 +4068,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5781,7 +5802,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5910,6 +5931,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -5941,7 +5964,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description Another Product is assigned or carried (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -5957,8 +5980,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6024,6 +6047,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6151,6 +6193,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -6187,7 +6231,7 @@ export interface operations {
           'application/json': components['schemas']['LoadUnitResource'];
         };
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -6203,8 +6247,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -6289,6 +6333,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7112,7 +7175,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7241,7 +7304,7 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
-        /** @description The ETag the change is based on (any of its media types), or *: 412 when the resource changed */
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
         'If-Match'?: string;
       };
       path: {
@@ -7279,7 +7342,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The target LoadUnit holds another Product (D17): owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7295,8 +7358,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -7503,6 +7566,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         pKey: string;
@@ -7530,7 +7595,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -7613,6 +7678,25 @@ export interface operations {
       };
       /** @description The unit has reserved quantity (D22): owms.wms.inv.pu.reserved; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10500,7 +10584,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -10629,6 +10713,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -10656,7 +10742,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -10739,6 +10825,25 @@ export interface operations {
       };
       /** @description A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10996,6 +11101,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -11034,7 +11141,7 @@ export interface operations {
           'application/json': components['schemas']['PackagingUnitResource'];
         };
       };
-      /** @description The target LoadUnit must be created without a loadUnitType, or holds another Product: owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression) */
+      /** @description The target LoadUnit must be created without a loadUnitType, or holds another Product: owms.wms.inv.pu.loadUnitTypeMissing, owms.wms.inv.lu.alreadyAssigned; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or The body is not readable (malformed JSON, bytes that are not UTF-8, broken compression); or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -11050,8 +11157,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ServerDeclinedError'];
           'application/hal+json': components['schemas']['ApiDeclinedError'];
+          'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
       /** @description No bearer token, or one that is not valid */
@@ -11136,6 +11243,25 @@ export interface operations {
       };
       /** @description More than the reservation holds on that unit, or the reservation is not ACTIVE: owms.wms.inv.res.overpick, owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11263,6 +11389,8 @@ export interface operations {
       header?: {
         /** @description Makes a retry of this write answer the first response instead of doing it again */
         'Idempotency-Key'?: string;
+        /** @description The ETag the change is based on (any of its media types), or * alone: 412 when the resource changed; a value that is neither is a 400 */
+        'If-Match'?: string;
       };
       path: {
         reservationId: string;
@@ -11290,7 +11418,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error; or If-Match or If-None-Match is malformed: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -11373,6 +11501,25 @@ export interface operations {
       };
       /** @description The reservation was released or expired: owms.wms.inv.res.notActive; or A request with the same Idempotency-Key is still running: owms.common.idempotency.inProgress */
       409: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/hal+json': components['schemas']['ApiDeclinedError'];
+        };
+      };
+      /** @description The resource changed since the ETag in If-Match was read: owms.wms.inv.preconditionFailed */
+      412: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;

@@ -1,0 +1,103 @@
+import { step } from './progress.js';
+import { formatNumber, type BenchContext, type ScenarioResult } from './results.js';
+import { ALLOCATION_PREFIX } from './scenario-4-allocation.js';
+
+const RESERVATIONS = Number(process.env.BENCH_EXPIRY_RESERVATIONS ?? 50_000);
+const BOUND_SECONDS = 10;
+
+/**
+ * Scenario 21 (issue 35, D40): RESERVATIONS reservations of 1 PC each (fewer if the allocation stock has less
+ * free), written with SQL on its free pieces, all falling due at one instant; the running service's expiry work ends them. Measured from the
+ * instant they fall due (or were all there, if later) to the last EXPIRE ledger row; then each is checked ended
+ * exactly once and the units' reserved amounts back where they were.
+ */
+export async function massExpiry(ctx: BenchContext): Promise<ScenarioResult> {
+  const { pool } = ctx.db;
+  step(`scenario 21: ${RESERVATIONS.toLocaleString('en-US')} reservations falling due at once`);
+  const reservedBefore = await reservedOfAllocationStock(ctx);
+  const { rows } = await pool.query<{ id: string }>(
+    `WITH placed AS (
+       SELECT gen_random_uuid() AS reservation_id, pu.id, pu.p_key, pu.product_id
+         FROM packaging_unit pu JOIN product p ON p.id = pu.product_id
+        CROSS JOIN LATERAL generate_series(1, floor(pu.qty_base - pu.reserved_base)::int)
+        WHERE p.sku LIKE $1 || '%'
+        LIMIT $2
+     ), life AS (
+       INSERT INTO reservation_life (reservation_id, product_id, qty_base, expires_at)
+       SELECT reservation_id, product_id, 1, now() + interval '1 day' FROM placed
+       RETURNING reservation_id
+     ), part AS (
+       INSERT INTO reservation (reservation_id, packaging_unit_id, packaging_unit_pkey, qty_base, actor, request_id)
+       SELECT reservation_id, id, p_key, 1, 'bench', 'scenario-21' FROM placed
+     ), reserved AS (
+       UPDATE packaging_unit pu SET reserved_base = pu.reserved_base + c.n
+         FROM (SELECT id, count(*) AS n FROM placed GROUP BY id) c WHERE pu.id = c.id
+     )
+     SELECT reservation_id AS id FROM life`,
+    [ALLOCATION_PREFIX, RESERVATIONS],
+  );
+  const ids = rows.map((row) => row.id);
+  const due = await pool.query<{ dueAt: Date }>(
+    `WITH due AS (UPDATE reservation_life SET expires_at = now() + interval '1 second'
+                   WHERE reservation_id = ANY($1::uuid[]) RETURNING expires_at)
+     SELECT max(expires_at) AS "dueAt" FROM due`,
+    [ids],
+  );
+  const dueAt = Math.max(due.rows[0]!.dueAt.getTime(), Date.now());
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const { rows: left } = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM reservation_life WHERE reservation_id = ANY($1::uuid[]) AND state = 'ACTIVE'",
+      [ids],
+    );
+    if (left[0]!.n === 0 || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const { rows: outcome } = await pool.query<{ lastAt: Date; rows: number; distinct: number; events: number }>(
+    `SELECT (SELECT max(occurred_at) FROM stock_movement WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS "lastAt",
+            (SELECT count(*)::int FROM stock_movement WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS rows,
+            (SELECT count(DISTINCT reservation_id)::int FROM stock_movement
+              WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS distinct,
+            (SELECT count(*)::int FROM event_outbox
+              WHERE type = 'allocation.event.expired' AND resource_key = ANY($1::text[])) AS events`,
+    [ids],
+  );
+  const result = outcome[0]!;
+  const seconds = ((result.lastAt?.getTime() ?? Date.now()) - dueAt) / 1000;
+  const once = result.rows === ids.length && result.distinct === ids.length && result.events === ids.length;
+  const conserved = (await reservedOfAllocationStock(ctx)) === reservedBefore;
+  return {
+    id: 21,
+    title: `Mass expiry: ${ids.length.toLocaleString('en-US')} reservations due at one instant, one instance`,
+    service: {
+      label: 'expiries per second, from the due instant to the last EXPIRE ledger row',
+      throughput: seconds > 0 ? ids.length / seconds : 0,
+      unit: 'expiries/s',
+    },
+    targets: [
+      {
+        target: `all ended within ${BOUND_SECONDS} s of their expiry`,
+        actual: `${formatNumber(seconds, 1)} s`,
+        met: seconds < BOUND_SECONDS,
+      },
+      {
+        target: 'each ended exactly once (EXPIRE ledger rows and expired events); reserved amounts as before',
+        actual: `${result.rows} rows for ${result.distinct} reservations, ${result.events} events; reserved ${conserved ? 'as before' : 'changed'}`,
+        met: once && conserved,
+      },
+    ],
+    details: { reservations: ids.length, seconds, ...result },
+    notes: [
+      `Seeded with SQL on the free units of the allocation stock (products ${ALLOCATION_PREFIX}…), ${formatNumber(ids.length)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts).`,
+    ],
+  };
+}
+
+async function reservedOfAllocationStock(ctx: BenchContext): Promise<string> {
+  const { rows } = await ctx.db.pool.query<{ reserved: string }>(
+    `SELECT COALESCE(sum(pu.reserved_base), 0)::text AS reserved
+       FROM packaging_unit pu JOIN product p ON p.id = pu.product_id WHERE p.sku LIKE $1 || '%'`,
+    [ALLOCATION_PREFIX],
+  );
+  return rows[0]!.reserved;
+}
