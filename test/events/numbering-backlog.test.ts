@@ -57,6 +57,23 @@ async function numberingPlan(limit: number): Promise<string[]> {
   }
 }
 
+/** What a VACUUM VERBOSE of the default part reports it removed. */
+async function deadRowsRemovedByVacuum(): Promise<number> {
+  const client = await db.pool.connect();
+  const reports: string[] = [];
+  const onNotice = (notice: { message?: string }): void => void reports.push(notice.message ?? '');
+  client.on('notice', onNotice);
+  try {
+    await client.query('VACUUM (VERBOSE) event_outbox_unnumbered');
+  } finally {
+    client.off('notice', onNotice);
+    client.release();
+  }
+  const removed = /tuples: (\d+) removed/.exec(reports.join('\n'));
+  if (!removed) throw new Error(`no VACUUM report: ${reports.join(' | ')}`);
+  return Number(removed[1]);
+}
+
 describe('numbering a backlog with stale statistics (D39)', () => {
   it(`numbers ${BACKLOG.toLocaleString('en-US')} events gaplessly in insertion order, a later write after them, and leaves no dead rows behind`, async () => {
     await fillUnnumberedBacklog(db.pool, BACKLOG);
@@ -107,18 +124,18 @@ describe('numbering a backlog with stale statistics (D39)', () => {
       );
       expect(last[0]!.position).toBe(BACKLOG + 1);
 
-      // The dead rows numbering left in the default part are vacuumed away (autovacuum is off for it here).
+      // The dead rows numbering left in the default part were vacuumed (autovacuum is off for it here): once the
+      // sequencer's VACUUM ran, one more finds next to nothing to remove.
       await vi.waitFor(
         async () => {
-          const { rows: stats } = await db.pool.query<{ vacuumed: boolean; dead: number }>(
-            `SELECT last_vacuum IS NOT NULL AS vacuumed, n_dead_tup AS dead
-               FROM pg_stat_user_tables WHERE relname = 'event_outbox_unnumbered'`,
+          const { rows: stats } = await db.pool.query<{ vacuumed: boolean }>(
+            `SELECT last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname = 'event_outbox_unnumbered'`,
           );
-          expect(stats[0]).toEqual({ vacuumed: true, dead: expect.any(Number) });
-          expect(stats[0]!.dead).toBeLessThan(BACKLOG / 100);
+          expect(stats[0]!.vacuumed).toBe(true);
         },
         { timeout: 60_000, interval: 250 },
       );
+      expect(await deadRowsRemovedByVacuum()).toBeLessThan(BACKLOG / 100);
       const { rows: boundaries } = await db.pool.query<{ position: number }>(
         'SELECT max(position) AS position FROM feed_boundary',
       );
