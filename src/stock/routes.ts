@@ -44,7 +44,8 @@ export const addStockRoutes: AddFeatureRoutes = (routes, { pool }) => {
       }
       const limit = query.limit ?? MAX_PAGE_SIZE;
       const page = await listStockLevels(pool, query, limit);
-      const next = nextPageHref(req, page, limit);
+      // The next page keeps `asOf`: a walk that started as of a feedCursor stays one snapshot (D40).
+      const next = nextPageHref(req, page, limit, { asOf: query.asOf?.toString() });
       linkNextPage(res, next);
       if (hal) {
         const items = page.items.map((stock) => productStockResource(stock, hrefOf(req)));
