@@ -7,6 +7,8 @@ const PREFIX = 'ATP';
 const LEDGER_ROWS = Number(process.env.BENCH_STOCK_AT_ROWS ?? 100_000);
 const ROWS_PER_TRANSACTION = 1_000;
 const READINGS = 20;
+const UNITS_PKG = 'org.openwms.core.units.api';
+const ONE_PIECE = { '@class': `${UNITS_PKG}.Piece`, unitType: [`${UNITS_PKG}.PieceUnit`, 'PC'], magnitude: 1 };
 
 /**
  * Scenario 20 (issue 35, D40): `GET /v1/stock?sku=&at=` on a Product with BENCH_STOCK_AT_ROWS (default 100,000)
@@ -36,7 +38,7 @@ export async function stockAt(bench: BenchContext): Promise<ScenarioResult> {
   await timedRequest(`${service.baseUrl}/v1/products`, {
     method: 'POST',
     headers: { authorization },
-    body: Buffer.from(JSON.stringify({ sku: `${PREFIX}-AFTER-${Date.now()}` })),
+    body: Buffer.from(JSON.stringify({ sku: `${PREFIX}-AFTER-${Date.now()}`, baseUnit: ONE_PIECE })),
   });
   await db.pool.query('VACUUM ANALYZE stock_movement');
   await touch();
