@@ -23,11 +23,15 @@ ALTER TABLE stock_movement ALTER COLUMN xact_id SET DEFAULT pg_current_xact_id()
 CREATE INDEX stock_movement_product_xact_idx ON stock_movement (product_id, xact_id)
   INCLUDE (qty_before, qty_after, reserved_before, reserved_after) WHERE xact_id IS NOT NULL;
 
+-- A position may have several boundaries: a stock reading that finds its Product changed by a transaction that
+-- wrote no event records one at the current position (src/stock/sql.ts), as no numbering run would.
 CREATE TABLE feed_boundary (
-  position     bigint      PRIMARY KEY,
+  id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  position     bigint      NOT NULL,
   committed_at timestamptz NOT NULL,
   snapshot     pg_snapshot NOT NULL
 );
+CREATE INDEX feed_boundary_position_idx ON feed_boundary (position, committed_at);
 CREATE INDEX feed_boundary_committed_at_idx ON feed_boundary (committed_at);
 INSERT INTO feed_boundary (position, committed_at, snapshot)
 SELECT sequenced_through, '-infinity', pg_current_snapshot() FROM event_feed_state;

@@ -80,10 +80,10 @@ export async function selectKeptSince(db: Queryable): Promise<Date | null> {
  */
 export async function deleteBoundariesBefore(db: Queryable, keptSince: Date, limit: number): Promise<number> {
   const result = await db.query(
-    `DELETE FROM feed_boundary WHERE position IN (
-       SELECT position FROM feed_boundary
-        WHERE position < (SELECT max(position) FROM feed_boundary WHERE committed_at < $1)
-        ORDER BY position LIMIT $2)`,
+    `DELETE FROM feed_boundary WHERE id IN (
+       SELECT id FROM feed_boundary
+        WHERE committed_at < (SELECT max(committed_at) FROM feed_boundary WHERE committed_at < $1)
+        ORDER BY committed_at LIMIT $2)`,
     [keptSince, limit],
   );
   return result.rowCount ?? 0;

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { pageOf, type Page } from '../http/pagination.js';
-import type { Queryable } from '../db/tx.js';
+import type pg from 'pg';
+import { withTransaction, type Queryable } from '../db/tx.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { productErrors } from '../products/messages.js';
 import { Dec } from '../units/decimal.js';
@@ -13,6 +14,7 @@ import {
   selectStockLevel,
   selectStockPage,
   selectStockPageAsOf,
+  recordBoundaryAtHead,
   type BoundaryCheck,
   type ProductStock,
   type StockRow,
@@ -39,6 +41,8 @@ export type ListedStock = Omit<ProductStock, 'available'> & { available?: string
 // A reading waits this long, at most this often, for the feed to number a change its figures already hold (D40).
 const BOUNDARY_WAIT_MS = 10;
 const BOUNDARY_TRIES = 300;
+// After this many tries the change is taken for one that wrote no event, and the reading records a boundary.
+const TRIES_BEFORE_RECORDING = 20;
 const PRODUCT_ONLY = ['sourceLocationGroupNames', 'by', 'at'] as const;
 
 /** Which parameters go together (D31): a list page, or one Product's reading; `at` has no places. */
@@ -84,12 +88,13 @@ async function stockAt(db: Queryable, sku: string, at: string): Promise<StockLev
  * the feed, so that `feedCursor` names the last event they include. A change committed a moment ago is numbered
  * within milliseconds; a reading that never gets there (numbering down) is a 503.
  */
-async function onBoundary<T>(read: () => Promise<T>, changed: (reading: T) => boolean): Promise<T> {
+async function onBoundary<T>(pool: pg.Pool, read: () => Promise<T>, changed: (reading: T) => boolean): Promise<T> {
   for (let tries = 1; ; tries++) {
     const reading = await read();
     if (!changed(reading)) return reading;
     if (tries === BOUNDARY_TRIES) throw stockErrors.feedBehind();
-    await delay(BOUNDARY_WAIT_MS);
+    if (tries % TRIES_BEFORE_RECORDING === 0) await withTransaction(pool, recordBoundaryAtHead);
+    else await delay(BOUNDARY_WAIT_MS);
   }
 }
 
@@ -100,17 +105,18 @@ const changedSince = (reading: BoundaryCheck | undefined): boolean => reading?.c
  * per-Product sums; stock in some LocationGroups and rows by place are summed over the units, the totals then
  * being the sums of the rows.
  */
-export async function readStockLevel(db: Queryable, query: StockQuery & { sku: string }): Promise<StockLevel> {
+export async function readStockLevel(db: pg.Pool, query: StockQuery & { sku: string }): Promise<StockLevel> {
   checkCombination(query);
   if (query.at !== undefined) return stockAt(db, query.sku, query.at);
   const groupIds = await groupIdsOf(db, query.sourceLocationGroupNames);
   if (groupIds === null && query.by === undefined) {
-    const reading = await onBoundary(() => selectStockLevel(db, query.sku), changedSince);
+    const reading = await onBoundary(db, () => selectStockLevel(db, query.sku), changedSince);
     if (!reading) throw productErrors.notFoundBySku(query.sku);
     const { changedSince: _numbered, ...level } = reading;
     return level;
   }
   const found = await onBoundary(
+    db,
     () => selectStockByPlace(db, query.sku, query.by ?? 'none', groupIds),
     (reading) => changedSince(reading?.product),
   );
@@ -132,7 +138,7 @@ export async function readStockLevel(db: Queryable, query: StockQuery & { sku: s
  * D31: every Product's figures in SKU order, zeros included, a page at a time; `next` is the opaque cursor. With
  * `asOf` (D40) the page is read as of that feedCursor, so every page of one walk is the same snapshot.
  */
-export async function listStockLevels(db: Queryable, query: StockQuery, limit: number): Promise<Page<ListedStock>> {
+export async function listStockLevels(db: pg.Pool, query: StockQuery, limit: number): Promise<Page<ListedStock>> {
   checkCombination(query);
   const cursorOf = (row: ListedStock): string => stockCursorOf(row.sku);
   if (query.asOf !== undefined) {
@@ -147,6 +153,7 @@ export async function listStockLevels(db: Queryable, query: StockQuery, limit: n
     return pageOf(rows, limit, cursorOf);
   }
   const rows = await onBoundary(
+    db,
     () => selectStockPage(db, { limit, afterSku: query.after }),
     (page) => page.some(changedSince),
   );

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/tx.js';
+import type { Queryable, Tx } from '../db/tx.js';
 
 /** Amounts are exact decimal text in the kind's smallest unit (PC or MG), as qty_base. */
 export interface StockFigures {
@@ -45,7 +45,7 @@ export interface PastStock {
 
 /** The newest commit boundary (migration 0016), as a lateral join `b` with `position` and `snapshot`. */
 const NEWEST_BOUNDARY = `LEFT JOIN LATERAL (
-               SELECT position, snapshot FROM feed_boundary ORDER BY position DESC LIMIT 1) b ON true`;
+               SELECT position, snapshot FROM feed_boundary ORDER BY position DESC, committed_at DESC LIMIT 1) b ON true`;
 
 /**
  * Ledger rows of the Product `product` whose transaction the boundary `b` does not see: committed after it. The
@@ -116,7 +116,7 @@ export async function selectStockByPlace(
 ): Promise<{ product: StockReading; rows: StockRow[] } | undefined> {
   const result = await db.query<StockReading & { rows: StockRow[] }>(
     `WITH p AS (SELECT id, sku, base_unit_code, availability_state FROM product WHERE sku = $1),
-          b AS (SELECT position, snapshot FROM feed_boundary ORDER BY position DESC LIMIT 1),
+          b AS (SELECT position, snapshot FROM feed_boundary ORDER BY position DESC, committed_at DESC LIMIT 1),
           place AS (
             SELECT ${PLACE_KEY[grouping]} AS place, sum(pu.qty_base) AS on_hand, sum(pu.reserved_base) AS reserved,
                    sum(CASE WHEN allocatable_product(p.availability_state) AND allocatable_load_unit(lu.locked)
@@ -207,7 +207,7 @@ export type BoundaryLookup =
 export async function selectBoundary(db: Queryable, position: number): Promise<BoundaryLookup> {
   const result = await db.query<{ committedAt: Date | null; oldest: number | null; keptSince: Date | null }>({
     name: 'stock-boundary',
-    text: `SELECT (SELECT committed_at FROM feed_boundary WHERE position = $1) AS "committedAt",
+    text: `SELECT (SELECT max(committed_at) FROM feed_boundary WHERE position = $1) AS "committedAt",
                   (SELECT min(position) FROM feed_boundary) AS oldest,
                   (SELECT kept_since FROM ledger_horizon) AS "keptSince"`,
     values: [position],
@@ -231,7 +231,9 @@ export async function selectStockPageAsOf(
                   (sl.on_hand - COALESCE(later.on_hand, 0))::text AS "onHand",
                   (sl.reserved - COALESCE(later.reserved, 0))::text AS reserved, b.position AS "feedCursor"
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
-             JOIN feed_boundary b ON b.position = $3
+             JOIN LATERAL (
+               SELECT position, snapshot FROM feed_boundary WHERE position = $3
+                ORDER BY committed_at DESC LIMIT 1) b ON true
              LEFT JOIN LATERAL (
                SELECT sum(m.qty_after - m.qty_before) AS on_hand, sum(m.reserved_after - m.reserved_before) AS reserved
                  FROM stock_movement m WHERE ${unseenBy('p.id')}
@@ -242,4 +244,18 @@ export async function selectStockPageAsOf(
     values: [page.afterSku ?? null, page.limit + 1, page.position],
   });
   return result.rows;
+}
+
+/**
+ * Records a commit boundary at the feed's head when no committed event waits for a number (D40): for a Product
+ * changed by a transaction that wrote no event, which no numbering run would place. The feed's lock first, then the
+ * snapshot, as a numbering run takes them (src/events/sql.ts).
+ */
+export async function recordBoundaryAtHead(tx: Tx): Promise<void> {
+  await tx.query('SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE');
+  await tx.query(
+    `INSERT INTO feed_boundary (position, committed_at, snapshot)
+     SELECT sequenced_through, clock_timestamp(), pg_current_snapshot() FROM event_feed_state
+      WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM event_outbox WHERE position IS NULL)`,
+  );
 }

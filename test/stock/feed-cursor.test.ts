@@ -255,6 +255,21 @@ async function listSnapshot(): Promise<{ cursor: number; items: Map<string, Figu
   return { cursor: Number(cursor), items };
 }
 
+describe('GET /v1/stock after a change that wrote no event', () => {
+  it('answers the figures with a feedCursor instead of waiting for a numbering that never comes', async () => {
+    const sku = await givenProduct(ctx.app);
+    await ctx.db.pool.query(
+      `INSERT INTO stock_movement (packaging_unit_pkey, product_id, kind, base_code, qty_before, qty_after,
+                                   reserved_before, reserved_after, actor)
+       SELECT gen_random_uuid(), id, 'MOVE', 'PC', 1, 1, 0, 0, 'test' FROM product WHERE sku = $1`,
+      [sku],
+    );
+    const response = await call(ctx.app, 'get', `/v1/stock?sku=${sku}`);
+    expectStatus(response, 200, 'stock');
+    expect(response.body).toMatchObject({ onHand: pc(0), feedCursor: expect.stringMatching(/^\d+$/) });
+  });
+});
+
 describe('GET /v1/stock with asOf, bad input', () => {
   it('answers 400 naming asOf for what is no feedCursor, or one this service never answered', async () => {
     expectValidationError(await call(ctx.app, 'get', '/v1/stock?asOf=abc'), [
