@@ -28,6 +28,8 @@ import { eventStreams } from './scenario-15-event-streams.js';
 import { relaySustained } from './scenario-16-relay.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { outboxPrune } from './scenario-17-prune.js';
+import { numberingBacklog } from './scenario-19-numbering.js';
+import { stockAt } from './scenario-20-stock-at.js';
 import { massExpiry } from './scenario-21-mass-expiry.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
@@ -151,6 +153,8 @@ async function main(): Promise<number> {
     // After 4 and 13, whose stock it reserves and gives back.
     [21, () => massExpiry(ctx)],
     [17, () => outboxPrune(ctx)],
+    [20, () => stockAt(ctx)],
+    [19, () => numberingBacklog(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

@@ -5,9 +5,11 @@ import { dropWithRetries } from '../db/ddl.js';
 import { withTransaction } from '../db/tx.js';
 import {
   createLedgerMonths,
+  deleteBoundariesBefore,
   deleteEndedReservations,
   dropLedgerPart,
   listLedgerParts,
+  selectKeptSince,
   selectRetentionStart,
 } from './sql.js';
 
@@ -15,6 +17,7 @@ const RUN_EVERY_MS = 60 * 60_000;
 // Parts exist this many months past the current one: an instance that stops for less never finds a month missing.
 const MONTHS_AHEAD = 2;
 const RESERVATIONS_PER_STATEMENT = 10_000;
+const BOUNDARIES_PER_STATEMENT = 10_000;
 
 export interface HistorySettings {
   /** Unset: the ledger is kept for ever. */
@@ -51,7 +54,10 @@ export class HistoryRetention {
     const created = await withTransaction(this.pool, (tx) => createLedgerMonths(tx, MONTHS_AHEAD));
     if (created.length > 0) this.logger.info({ parts: created }, 'created the ledger parts of the next months');
     const { ledgerRetentionMonths, reservationRetentionDays } = this.settings;
-    if (ledgerRetentionMonths !== undefined) await this.dropLedgerMonths(ledgerRetentionMonths);
+    if (ledgerRetentionMonths !== undefined) {
+      await this.dropLedgerMonths(ledgerRetentionMonths);
+      await this.deleteOldBoundaries();
+    }
     await this.deleteEndedReservations(reservationRetentionDays);
   }
 
@@ -67,6 +73,16 @@ export class HistoryRetention {
         break;
       }
       this.logger.info({ part: part.name, keptSince: part.to }, 'dropped a month of the ledger past its retention');
+    }
+  }
+
+  /** D40: commit boundaries go with the ledger months they stood in (the one `at=` still needs stays). */
+  private async deleteOldBoundaries(): Promise<void> {
+    const keptSince = await selectKeptSince(this.pool);
+    if (!keptSince) return;
+    let batch = BOUNDARIES_PER_STATEMENT;
+    while (batch === BOUNDARIES_PER_STATEMENT && !this.periodic.isStopped()) {
+      batch = await deleteBoundariesBefore(this.pool, keptSince, BOUNDARIES_PER_STATEMENT);
     }
   }
 

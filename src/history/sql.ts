@@ -68,6 +68,27 @@ export async function dropLedgerPart(tx: Tx, part: LedgerPart): Promise<void> {
   await tx.query('UPDATE ledger_horizon SET kept_since = GREATEST(kept_since, $1)', [part.to]);
 }
 
+/** Where the kept ledger begins (migration 0010's one row); null while it is kept from the start. */
+export async function selectKeptSince(db: Queryable): Promise<Date | null> {
+  const { rows } = await db.query<{ keptSince: Date | null }>('SELECT kept_since AS "keptSince" FROM ledger_horizon');
+  return rows[0]?.keptSince ?? null;
+}
+
+/**
+ * Deletes up to `limit` commit boundaries (D40, migration 0016) older than the kept ledger, keeping the last one
+ * before its start: `at=` an instant since then still finds the boundary it stands on. Answers how many.
+ */
+export async function deleteBoundariesBefore(db: Queryable, keptSince: Date, limit: number): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM feed_boundary WHERE id IN (
+       SELECT id FROM feed_boundary
+        WHERE committed_at < (SELECT max(committed_at) FROM feed_boundary WHERE committed_at < $1)
+        ORDER BY committed_at LIMIT $2)`,
+    [keptSince, limit],
+  );
+  return result.rowCount ?? 0;
+}
+
 /**
  * Deletes up to `limit` reservations that ended (released, expired or issued, D32) before `endedBefore`, with their
  * parts, in one statement; answers how many.

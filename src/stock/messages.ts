@@ -1,4 +1,5 @@
 import { ApiError, validationError } from '../http/api-error.js';
+import { ServerError } from '../http/server-error.js';
 
 /** The message keys of stock levels (D31), with their texts. */
 export const StockMessageKeys = {
@@ -13,6 +14,25 @@ export const stockErrors = {
       `Stock at [${at}] cannot be told: the ledger is kept from [${keptSince}] on`,
       { obj: [at] },
     ),
+  asOfExpired: (asOf: number): ApiError =>
+    new ApiError(
+      410,
+      StockMessageKeys.historyExpired,
+      `Stock as of feed cursor [${asOf}] cannot be told: that history is no longer kept`,
+      { obj: [String(asOf)] },
+    ),
+  notABoundary: (asOf: number): ApiError =>
+    validationError([{ path: 'asOf', message: `is not a feedCursor this service answered: ${asOf}` }]),
+  /** The figures kept holding a change the feed had not numbered yet: numbering is down or far behind (D40). */
+  feedBehind: (): ServerError =>
+    new ServerError(
+      503,
+      'FeedBehindException',
+      'The stock could not be read together with its feed position: the event feed is behind; retry later',
+      { 'Retry-After': '1' },
+    ),
+  notWithAsOf: (): ApiError =>
+    validationError([{ path: 'asOf', message: 'cannot be combined with at: at is an instant, asOf a feedCursor' }]),
   futureInstant: (at: string): ApiError =>
     validationError([{ path: 'at', message: `must not be in the future: ${at}` }]),
   onlyWithSku: (parameter: string): ApiError =>

@@ -5,7 +5,7 @@ import { HAL_JSON, JSON_TYPE } from '../http/media-types.js';
 import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
-import { apiError } from '../openapi/responses.js';
+import { apiError, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { StockMessageKeys } from './messages.js';
 import { stockQuerySchema } from './schemas.js';
@@ -44,7 +44,8 @@ export const addStockRoutes: AddFeatureRoutes = (routes, { pool }) => {
       }
       const limit = query.limit ?? MAX_PAGE_SIZE;
       const page = await listStockLevels(pool, query, limit);
-      const next = nextPageHref(req, page, limit);
+      // The next page keeps `asOf`: a walk that started as of a feedCursor stays one snapshot (D40).
+      const next = nextPageHref(req, page, limit, { asOf: query.asOf?.toString() });
       linkNextPage(res, next);
       if (hal) {
         const items = page.items.map((stock) => productStockResource(stock, hrefOf(req)));
@@ -58,10 +59,13 @@ export const addStockRoutes: AddFeatureRoutes = (routes, { pool }) => {
       tags,
       summary: "A Product's stock on hand, reserved and available; without sku every Product's, a page at a time",
       description:
-        "With `sku`: `{sku, onHand, reserved, available, asOf}` in the Product's base unit, from one snapshot; " +
-        '`available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. `by` adds ' +
-        'rows per place that add up to the totals; `at` answers onHand and reserved at a past instant. Without ' +
-        '`sku`: every Product in SKU order, zeros included, `limit`/`after` pages with a `Link: rel="next"`.',
+        "With `sku`: `{sku, onHand, reserved, available, asOf, feedCursor}` in the Product's base unit, from one " +
+        'snapshot; `available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. ' +
+        '`by` adds rows per place that add up to the totals; `at` answers onHand and reserved as committed at a ' +
+        'past instant (a transaction counts from its commit, all together). Without `sku`: every Product in SKU ' +
+        'order, zeros included, `limit`/`after` pages with a `Link: rel="next"`; `asOf=<feedCursor>` reads every ' +
+        'page as of the first one. `feedCursor` is the cursor of the last event the figures include: the figures ' +
+        'plus `GET /v1/events?after=<feedCursor>` give every later change exactly once.',
       request: { query: stockQuerySchema },
       responses: {
         200: {
@@ -73,7 +77,8 @@ export const addStockRoutes: AddFeatureRoutes = (routes, { pool }) => {
           },
         },
         404: apiError('Unknown SKU', ['not.found']),
-        410: apiError('The instant is older than the ledger kept', [StockMessageKeys.historyExpired]),
+        410: apiError('The instant or feedCursor is older than the history kept', [StockMessageKeys.historyExpired]),
+        503: serverError('The feed has not numbered a change the figures hold; retry (Retry-After)'),
       },
     },
   });

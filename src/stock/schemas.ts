@@ -34,6 +34,17 @@ export const stockQuerySchema = z.object({
   at: timestampSchema.optional().openapi({
     description: 'onHand and reserved as they were at this past instant, from the ledger; available is left out',
   }),
+  asOf: z
+    .string()
+    .regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a feedCursor this service answered' })
+    .transform(Number)
+    .optional()
+    .openapi({
+      type: 'string',
+      description:
+        'Without sku: the figures as of this `feedCursor` of an earlier page, so that all pages are one snapshot ' +
+        '(onHand and reserved; available is left out); 410 once that history is no longer kept',
+    }),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
     type: 'integer',
     minimum: 1,

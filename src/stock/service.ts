@@ -1,15 +1,21 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { pageOf, type Page } from '../http/pagination.js';
-import type { Queryable } from '../db/tx.js';
+import type pg from 'pg';
+import { withTransaction, type Queryable } from '../db/tx.js';
 import { locationGroupIdsWithChildren } from '../master-data/service.js';
 import { productErrors } from '../products/messages.js';
 import { Dec } from '../units/decimal.js';
 import { stockErrors } from './messages.js';
 import { stockCursorOf, type StockQuery } from './schemas.js';
 import {
+  selectBoundary,
   selectStockAt,
   selectStockByPlace,
   selectStockLevel,
   selectStockPage,
+  selectStockPageAsOf,
+  recordBoundaryAtHead,
+  type BoundaryCheck,
   type ProductStock,
   type StockRow,
 } from './sql.js';
@@ -22,15 +28,27 @@ export interface StockLevel {
   readonly reserved: string;
   readonly available?: string;
   readonly asOf: Date;
+  /** D40: the cursor of the last event the figures include. */
+  readonly feedCursor: number;
   readonly rows?: { readonly by: 'locationGroup' | 'location'; readonly items: readonly StockRow[] };
 }
 
-const LIST_ONLY = ['limit', 'after'] as const;
+const LIST_ONLY = ['limit', 'after', 'asOf'] as const;
+
+/** A list item: `available` is left out of a page read as of an earlier feedCursor. */
+export type ListedStock = Omit<ProductStock, 'available'> & { available?: string; feedCursor: number };
+
+// A reading waits this long, at most this often, for the feed to number a change its figures already hold (D40).
+const BOUNDARY_WAIT_MS = 10;
+const BOUNDARY_TRIES = 300;
+// After this many tries the change is taken for one that wrote no event, and the reading records a boundary.
+const TRIES_BEFORE_RECORDING = 20;
 const PRODUCT_ONLY = ['sourceLocationGroupNames', 'by', 'at'] as const;
 
 /** Which parameters go together (D31): a list page, or one Product's reading; `at` has no places. */
 function checkCombination(query: StockQuery): void {
   const given = (name: keyof StockQuery): boolean => query[name] !== undefined;
+  if (given('at') && given('asOf')) throw stockErrors.notWithAsOf();
   if (query.sku === undefined) {
     const misplaced = PRODUCT_ONLY.find(given);
     if (misplaced) throw stockErrors.onlyWithSku(misplaced);
@@ -60,25 +78,48 @@ async function stockAt(db: Queryable, sku: string, at: string): Promise<StockLev
   if (past.keptSince !== null && Date.parse(at) < past.keptSince.getTime()) {
     throw stockErrors.historyExpired(at, past.keptSince.toISOString());
   }
-  const { keptSince, ...figures } = past;
-  return { ...figures, asOf: new Date(at) };
+  if (past.feedCursor === null) throw stockErrors.historyExpired(at, at);
+  const { keptSince, feedCursor, ...figures } = past;
+  return { ...figures, asOf: new Date(at), feedCursor };
 }
+
+/**
+ * D40: reads until the figures stand on a commit boundary, that is until every change they hold is numbered in
+ * the feed, so that `feedCursor` names the last event they include. A change committed a moment ago is numbered
+ * within milliseconds; a reading that never gets there (numbering down) is a 503.
+ */
+async function onBoundary<T>(pool: pg.Pool, read: () => Promise<T>, changed: (reading: T) => boolean): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    const reading = await read();
+    if (!changed(reading)) return reading;
+    if (tries === BOUNDARY_TRIES) throw stockErrors.feedBehind();
+    if (tries % TRIES_BEFORE_RECORDING === 0) await withTransaction(pool, recordBoundaryAtHead);
+    else await delay(BOUNDARY_WAIT_MS);
+  }
+}
+
+const changedSince = (reading: BoundaryCheck | undefined): boolean => reading?.changedSince === true;
 
 /**
  * D31: one Product's onHand, reserved and available from one snapshot. The plain reading comes from the kept
  * per-Product sums; stock in some LocationGroups and rows by place are summed over the units, the totals then
  * being the sums of the rows.
  */
-export async function readStockLevel(db: Queryable, query: StockQuery & { sku: string }): Promise<StockLevel> {
+export async function readStockLevel(db: pg.Pool, query: StockQuery & { sku: string }): Promise<StockLevel> {
   checkCombination(query);
   if (query.at !== undefined) return stockAt(db, query.sku, query.at);
   const groupIds = await groupIdsOf(db, query.sourceLocationGroupNames);
   if (groupIds === null && query.by === undefined) {
-    const reading = await selectStockLevel(db, query.sku);
+    const reading = await onBoundary(db, () => selectStockLevel(db, query.sku), changedSince);
     if (!reading) throw productErrors.notFoundBySku(query.sku);
-    return reading;
+    const { changedSince: _numbered, ...level } = reading;
+    return level;
   }
-  const found = await selectStockByPlace(db, query.sku, query.by ?? 'none', groupIds);
+  const found = await onBoundary(
+    db,
+    () => selectStockByPlace(db, query.sku, query.by ?? 'none', groupIds),
+    (reading) => changedSince(reading?.product),
+  );
   if (!found) throw productErrors.notFoundBySku(query.sku);
   const { product, rows } = found;
   return {
@@ -88,13 +129,37 @@ export async function readStockLevel(db: Queryable, query: StockQuery & { sku: s
     reserved: sum(rows, 'reserved'),
     available: sum(rows, 'available'),
     asOf: product.asOf,
+    feedCursor: product.feedCursor,
     ...(query.by ? { rows: { by: query.by, items: rows } } : {}),
   };
 }
 
-/** D31: every Product's figures in SKU order, zeros included, a page at a time; `next` is the opaque cursor. */
-export async function listStockLevels(db: Queryable, query: StockQuery, limit: number): Promise<Page<ProductStock>> {
+/**
+ * D31: every Product's figures in SKU order, zeros included, a page at a time; `next` is the opaque cursor. With
+ * `asOf` (D40) the page is read as of that feedCursor, so every page of one walk is the same snapshot.
+ */
+export async function listStockLevels(db: pg.Pool, query: StockQuery, limit: number): Promise<Page<ListedStock>> {
   checkCombination(query);
-  const rows = await selectStockPage(db, { limit, afterSku: query.after });
-  return pageOf(rows, limit, (row) => stockCursorOf(row.sku));
+  const cursorOf = (row: ListedStock): string => stockCursorOf(row.sku);
+  if (query.asOf !== undefined) {
+    const boundary = await selectBoundary(db, query.asOf);
+    if (!boundary.found) {
+      throw boundary.expired ? stockErrors.asOfExpired(query.asOf) : stockErrors.notABoundary(query.asOf);
+    }
+    if (boundary.keptSince !== null && boundary.committedAt < boundary.keptSince) {
+      throw stockErrors.asOfExpired(query.asOf);
+    }
+    const rows = await selectStockPageAsOf(db, { limit, afterSku: query.after, position: query.asOf });
+    return pageOf(rows, limit, cursorOf);
+  }
+  const rows = await onBoundary(
+    db,
+    () => selectStockPage(db, { limit, afterSku: query.after }),
+    (page) => page.some(changedSince),
+  );
+  return pageOf(
+    rows.map(({ changedSince: _numbered, ...row }) => row),
+    limit,
+    cursorOf,
+  );
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/tx.js';
+import type { Queryable, Tx } from '../db/tx.js';
 import { DUE_HOLDINGS } from '../reservations/sql.js';
 
 /** Amounts are exact decimal text in the kind's smallest unit (PC or MG), as qty_base. */
@@ -13,7 +13,17 @@ export interface ProductStock extends StockFigures {
   readonly baseUnitCode: string;
 }
 
-export interface StockReading extends ProductStock {
+/**
+ * D40: the commit boundary (migration 0016) a reading stands on: the feed position through which its figures count
+ * every change, and whether the Product changed in a transaction committed after that boundary (the figures then
+ * hold a change the feed has not numbered yet, and the reading is taken again).
+ */
+export interface BoundaryCheck {
+  readonly feedCursor: number;
+  readonly changedSince: boolean;
+}
+
+export interface StockReading extends ProductStock, BoundaryCheck {
   /** The instant of the snapshot the figures were read in. */
   readonly asOf: Date;
 }
@@ -30,7 +40,25 @@ export interface PastStock {
   readonly reserved: string;
   /** Where the kept ledger begins (D34); null while it is kept from the start. */
   readonly keptSince: Date | null;
+  /** The last event the figures include; null when no boundary is kept for the instant (D40). */
+  readonly feedCursor: number | null;
 }
+
+/** The newest commit boundary (migration 0016), as a lateral join `b` with `position` and `snapshot`. */
+const NEWEST_BOUNDARY = `LEFT JOIN LATERAL (
+               SELECT position, snapshot FROM feed_boundary ORDER BY position DESC, committed_at DESC LIMIT 1) b ON true`;
+
+/**
+ * Ledger rows of the Product `product` whose transaction the boundary `b` does not see: committed after it. The
+ * index on (product_id, xact_id) finds them: a transaction the snapshot does not see has an id at or above its
+ * xmin. Rows from before migration 0016 have no transaction and are seen by every boundary.
+ */
+const unseenBy = (product: string): string =>
+  `m.product_id = ${product} AND m.xact_id >= pg_snapshot_xmin(b.snapshot)
+                  AND NOT pg_visible_in_snapshot(m.xact_id, b.snapshot)`;
+
+const CHANGED_SINCE = (product: string): string =>
+  `EXISTS (SELECT 1 FROM stock_movement m WHERE ${unseenBy(product)}) AS "changedSince"`;
 
 /**
  * What of each Product's free stock lies in locked LoadUnits, which stock_level counts as free: few LoadUnits are
@@ -76,12 +104,14 @@ export async function selectStockLevel(db: Queryable, sku: string): Promise<Stoc
   const result = await db.query<StockReading>({
     name: 'stock-level',
     text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode", sl.on_hand::text AS "onHand",
-                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available, statement_timestamp() AS "asOf"
+                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available, statement_timestamp() AS "asOf",
+                  b.position AS "feedCursor", ${CHANGED_SINCE('p.id')}
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('pu.product_id = (SELECT id FROM product WHERE sku = $1)')}) locked
                     ON locked.product_id = p.id
              LEFT JOIN (${dueHeld('d.product_id = (SELECT id FROM product WHERE sku = $1)')}) due
                     ON due.product_id = p.id
+             ${NEWEST_BOUNDARY}
             WHERE p.sku = $1`,
     values: [sku],
   });
@@ -114,6 +144,7 @@ export async function selectStockByPlace(
 ): Promise<{ product: StockReading; rows: StockRow[] } | undefined> {
   const result = await db.query<StockReading & { rows: StockRow[] }>(
     `WITH p AS (SELECT id, sku, base_unit_code, availability_state FROM product WHERE sku = $1),
+          b AS (SELECT position, snapshot FROM feed_boundary ORDER BY position DESC, committed_at DESC LIMIT 1),
           place AS (
             SELECT ${PLACE_KEY[grouping]} AS place, sum(pu.qty_base) AS on_hand,
                    sum(pu.reserved_base - COALESCE(due.qty_base, 0)) AS reserved,
@@ -129,11 +160,12 @@ export async function selectStockByPlace(
              GROUP BY 1
           )
      SELECT p.sku, p.base_unit_code AS "baseUnitCode", statement_timestamp() AS "asOf",
+            b.position AS "feedCursor", ${CHANGED_SINCE('p.id')},
             COALESCE((SELECT json_agg(json_build_object('place', place, 'onHand', on_hand::text,
                                                         'reserved', reserved::text, 'available', available::text)
                                       ORDER BY place COLLATE "C" NULLS LAST)
                         FROM place), '[]') AS rows
-       FROM p`,
+       FROM p LEFT JOIN b ON true`,
     [sku, groupIds],
   );
   const row = result.rows[0];
@@ -143,24 +175,35 @@ export async function selectStockByPlace(
 }
 
 /**
- * A Product's onHand and reserved at a past instant: today's figures less what the ledger rows after it changed
- * (D24 rows carry each change's before and after), read from stock_movement_product_time_idx alone. The cost is
- * the Product's changes since then, not its whole history, and dropping old ledger months changes nothing here.
+ * A Product's onHand and reserved at a past instant, by commit (D40): the last commit boundary at or before it, and
+ * today's figures less what the ledger rows of the transactions that boundary does not see changed (D24 rows carry
+ * each change's before and after). The cost is the Product's changes since then, not its whole history, and
+ * dropping old ledger months changes nothing here. Rows from before migration 0016 carry no transaction; for an
+ * instant before it they are taken by their own time, as before (stock_movement_product_time_idx).
  */
 export async function selectStockAt(db: Queryable, sku: string, at: string): Promise<PastStock | undefined> {
   const result = await db.query<PastStock>({
     name: 'stock-at',
     text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode",
-                  (sl.on_hand - COALESCE(later.on_hand, 0))::text AS "onHand",
-                  (sl.reserved - COALESCE(later.reserved, 0))::text AS reserved,
-                  (SELECT kept_since FROM ledger_horizon) AS "keptSince"
+                  (sl.on_hand - COALESCE(later.on_hand, 0) - COALESCE(legacy.on_hand, 0))::text AS "onHand",
+                  (sl.reserved - COALESCE(later.reserved, 0) - COALESCE(legacy.reserved, 0))::text AS reserved,
+                  h.kept_since AS "keptSince", b.position AS "feedCursor"
              FROM product p
              JOIN stock_level sl ON sl.product_id = p.id
+             CROSS JOIN ledger_horizon h
+             LEFT JOIN LATERAL (
+               SELECT position, snapshot FROM feed_boundary WHERE committed_at <= $2::timestamptz
+                ORDER BY committed_at DESC, position DESC LIMIT 1) b ON true
+             LEFT JOIN LATERAL (
+               SELECT sum(m.qty_after - m.qty_before) AS on_hand, sum(m.reserved_after - m.reserved_before) AS reserved
+                 FROM stock_movement m WHERE ${unseenBy('p.id')}
+             ) later ON true
              LEFT JOIN LATERAL (
                SELECT sum(m.qty_after - m.qty_before) AS on_hand, sum(m.reserved_after - m.reserved_before) AS reserved
                  FROM stock_movement m
-                WHERE m.product_id = p.id AND m.occurred_at > $2::timestamptz
-             ) later ON true
+                WHERE $2::timestamptz < h.commit_order_since AND m.product_id = p.id
+                  AND m.occurred_at > $2::timestamptz AND m.xact_id IS NULL
+             ) legacy ON true
             WHERE p.sku = $1`,
     values: [sku, at],
   });
@@ -171,18 +214,81 @@ export async function selectStockAt(db: Queryable, sku: string, at: string): Pro
 export async function selectStockPage(
   db: Queryable,
   page: { limit: number; afterSku?: string },
-): Promise<ProductStock[]> {
-  const result = await db.query<ProductStock>({
+): Promise<(ProductStock & BoundaryCheck)[]> {
+  const result = await db.query<ProductStock & BoundaryCheck>({
     name: 'stock-page',
     text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode", sl.on_hand::text AS "onHand",
-                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available
+                  (${RESERVED})::text AS reserved, (${AVAILABLE})::text AS available,
+                  b.position AS "feedCursor", ${CHANGED_SINCE('p.id')}
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('true')}) locked ON locked.product_id = p.id
              LEFT JOIN (${dueHeld('true')}) due ON due.product_id = p.id
+             ${NEWEST_BOUNDARY}
             WHERE $1::text IS NULL OR p.sku > $1::text
             ORDER BY p.sku
             LIMIT $2`,
     values: [page.afterSku ?? null, page.limit + 1],
   });
   return result.rows;
+}
+
+/** Where a boundary asked for by its position stands (D40): kept, gone with the history, or never one. */
+export type BoundaryLookup =
+  | { readonly found: true; readonly committedAt: Date; readonly keptSince: Date | null }
+  | { readonly found: false; readonly expired: boolean };
+
+export async function selectBoundary(db: Queryable, position: number): Promise<BoundaryLookup> {
+  const result = await db.query<{ committedAt: Date | null; oldest: number | null; keptSince: Date | null }>({
+    name: 'stock-boundary',
+    text: `SELECT (SELECT max(committed_at) FROM feed_boundary WHERE position = $1) AS "committedAt",
+                  (SELECT min(position) FROM feed_boundary) AS oldest,
+                  (SELECT kept_since FROM ledger_horizon) AS "keptSince"`,
+    values: [position],
+  });
+  const { committedAt, oldest, keptSince } = result.rows[0]!;
+  if (committedAt === null) return { found: false, expired: oldest === null || position < oldest };
+  return { found: true, committedAt, keptSince };
+}
+
+/**
+ * A page of every Product's onHand and reserved as of the commit boundary at `position` (D40): today's figures less
+ * the ledger rows of the transactions it does not see, Product by Product; `limit + 1` rows.
+ */
+export async function selectStockPageAsOf(
+  db: Queryable,
+  page: { limit: number; afterSku?: string; position: number },
+): Promise<(Omit<ProductStock, 'available'> & { feedCursor: number })[]> {
+  const result = await db.query<Omit<ProductStock, 'available'> & { feedCursor: number }>({
+    name: 'stock-page-as-of',
+    text: `SELECT p.sku, p.base_unit_code AS "baseUnitCode",
+                  (sl.on_hand - COALESCE(later.on_hand, 0))::text AS "onHand",
+                  (sl.reserved - COALESCE(later.reserved, 0))::text AS reserved, b.position AS "feedCursor"
+             FROM product p JOIN stock_level sl ON sl.product_id = p.id
+             JOIN LATERAL (
+               SELECT position, snapshot FROM feed_boundary WHERE position = $3
+                ORDER BY committed_at DESC LIMIT 1) b ON true
+             LEFT JOIN LATERAL (
+               SELECT sum(m.qty_after - m.qty_before) AS on_hand, sum(m.reserved_after - m.reserved_before) AS reserved
+                 FROM stock_movement m WHERE ${unseenBy('p.id')}
+             ) later ON true
+            WHERE $1::text IS NULL OR p.sku > $1::text
+            ORDER BY p.sku
+            LIMIT $2`,
+    values: [page.afterSku ?? null, page.limit + 1, page.position],
+  });
+  return result.rows;
+}
+
+/**
+ * Records a commit boundary at the feed's head when no committed event waits for a number (D40): for a Product
+ * changed by a transaction that wrote no event, which no numbering run would place. The feed's lock first, then the
+ * snapshot, as a numbering run takes them (src/events/sql.ts).
+ */
+export async function recordBoundaryAtHead(tx: Tx): Promise<void> {
+  await tx.query('SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE');
+  await tx.query(
+    `INSERT INTO feed_boundary (position, committed_at, snapshot)
+     SELECT sequenced_through, clock_timestamp(), pg_current_snapshot() FROM event_feed_state
+      WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM event_outbox WHERE position IS NULL)`,
+  );
 }

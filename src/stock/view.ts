@@ -4,8 +4,8 @@ import { z } from '../openapi/zod.js';
 import { baseCodeOf } from '../packaging-units/stock.js';
 import { Quantity } from '../units/quantity.js';
 import { quantityResponseSchema } from '../units/quantity-schema.js';
-import type { StockLevel } from './service.js';
-import type { ProductStock, StockRow } from './sql.js';
+import type { ListedStock, StockLevel } from './service.js';
+import type { StockRow } from './sql.js';
 
 /** The rel of the Products' figures in a HAL page of the stock list. */
 export const STOCK_REL = 'stock';
@@ -22,6 +22,13 @@ const figureFields = {
   available: quantityResponseSchema,
 };
 
+/** D40: the feed cursor (D29) of the last event a reading includes: `GET /v1/events?after=` it gives what follows. */
+const feedCursorSchema = z.string().openapi({
+  description:
+    'The cursor of the last event these figures include: the events after it (GET /v1/events?after=) are ' +
+    'exactly the changes since',
+});
+
 const rowSchema = (placeKey: 'locationGroupName' | 'locationId') =>
   z.object({ [placeKey]: z.string().nullable(), ...figureFields }).strict();
 
@@ -33,6 +40,7 @@ export const stockLevelSchema = z
     reserved: quantityResponseSchema,
     available: quantityResponseSchema.optional(),
     asOf: z.iso.datetime(),
+    feedCursor: feedCursorSchema,
     rows: z.union([z.array(rowSchema('locationGroupName')), z.array(rowSchema('locationId'))]).optional(),
   })
   .strict()
@@ -44,7 +52,12 @@ export const stockLevelResourceSchema = z
   .openapi('StockLevelResource');
 
 export const productStockSchema = z
-  .object({ sku: z.string(), ...figureFields })
+  .object({
+    sku: z.string(),
+    ...figureFields,
+    available: quantityResponseSchema.optional(),
+    feedCursor: feedCursorSchema,
+  })
   .strict()
   .openapi('ProductStock');
 
@@ -70,6 +83,7 @@ export function stockLevelView(level: StockLevel): Json {
   };
   if (level.available !== undefined) view.available = inBaseUnit(level.available, level.baseUnitCode);
   view.asOf = level.asOf.toISOString();
+  view.feedCursor = String(level.feedCursor);
   if (level.rows) view.rows = level.rows.items.map((row) => rowView(row, level.rows!.by, level.baseUnitCode));
   return view;
 }
@@ -83,15 +97,17 @@ export function stockLevelResource(level: StockLevel, selfHref: string, link: (p
   };
 }
 
-export function productStockView(stock: ProductStock): Json {
-  return {
+export function productStockView(stock: ListedStock): Json {
+  const view: Json = {
     sku: stock.sku,
     onHand: inBaseUnit(stock.onHand, stock.baseUnitCode),
     reserved: inBaseUnit(stock.reserved, stock.baseUnitCode),
-    available: inBaseUnit(stock.available, stock.baseUnitCode),
   };
+  if (stock.available !== undefined) view.available = inBaseUnit(stock.available, stock.baseUnitCode);
+  view.feedCursor = String(stock.feedCursor);
+  return view;
 }
 
-export function productStockResource(stock: ProductStock, link: (path: string) => string): Json {
+export function productStockResource(stock: ListedStock, link: (path: string) => string): Json {
   return { ...productStockView(stock), _links: { self: { href: link(stockPath(stock.sku)) } } };
 }

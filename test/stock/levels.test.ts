@@ -23,6 +23,9 @@ import {
 /** D31: a Product's stock on hand, reserved and available, where it is, and at a past instant. */
 const ctx = useTestApp();
 
+/** D40: the feed cursor of the last event a reading includes. */
+const FEED_CURSOR = /^(0|[1-9]\d*)$/;
+
 const stockOf = (query: string, accept = 'application/json') =>
   call(ctx.app, 'get', `/v1/stock?${query}`).set('Accept', accept);
 
@@ -80,8 +83,22 @@ describe('GET /v1/stock?sku=', () => {
     const response = await stockOf(`sku=${sku}`, '*/*');
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe(JSON_UTF8);
-    expect(response.body).toEqual({ sku, onHand: pc(0), reserved: pc(0), available: pc(0), asOf: expect.any(String) });
-    expect(Object.keys(response.body as object)).toEqual(['sku', 'onHand', 'reserved', 'available', 'asOf']);
+    expect(response.body).toEqual({
+      sku,
+      onHand: pc(0),
+      reserved: pc(0),
+      available: pc(0),
+      asOf: expect.any(String),
+      feedCursor: expect.stringMatching(FEED_CURSOR),
+    });
+    expect(Object.keys(response.body as object)).toEqual([
+      'sku',
+      'onHand',
+      'reserved',
+      'available',
+      'asOf',
+      'feedCursor',
+    ]);
     const asOf = (response.body as { asOf: string }).asOf;
     expect(asOf).toMatch(TIMESTAMP);
     expect(Date.parse(asOf)).toBeGreaterThanOrEqual(before - 1000);
@@ -97,6 +114,7 @@ describe('GET /v1/stock?sku=', () => {
       reserved: pc(3),
       available: pc(16),
       asOf: expect.stringMatching(TIMESTAMP),
+      feedCursor: expect.stringMatching(FEED_CURSOR),
     });
     expectStatus(await allocate(ctx.app, { sku, qty: pc(16) }, '?allowPartial=false'), 200, 'allocate available');
     expect(await figuresOf(`sku=${sku}`)).toMatchObject({ onHand: pc(28), reserved: pc(19), available: pc(0) });
@@ -142,6 +160,7 @@ describe('GET /v1/stock?sku=', () => {
       reserved: pc(0),
       available: pc(10),
       asOf: expect.stringMatching(TIMESTAMP),
+      feedCursor: expect.stringMatching(FEED_CURSOR),
     });
     expect(await figuresOf(`sku=${sku}&sourceLocationGroupNames=${names.other},${names.zoneA}`)).toMatchObject({
       onHand: pc(26),
@@ -178,6 +197,7 @@ describe('GET /v1/stock?sku=', () => {
       reserved: pc(3),
       available: pc(16),
       asOf: expect.stringMatching(TIMESTAMP),
+      feedCursor: expect.stringMatching(FEED_CURSOR),
       rows: [rowOf(first!), rowOf(second!), rowOf(null)],
     });
   });
@@ -207,6 +227,7 @@ describe('GET /v1/stock?sku=', () => {
       reserved: pc(0),
       available: pc(0),
       asOf: expect.stringMatching(TIMESTAMP),
+      feedCursor: expect.stringMatching(FEED_CURSOR),
       rows: [],
       _links: {
         self: { href: `http://${HOST}/v1/stock?sku=${sku}&by=location` },
@@ -235,10 +256,13 @@ describe('GET /v1/stock?sku=&at=', () => {
   it('answers onHand and reserved as they were at that instant, without available', async () => {
     const sku = await givenProduct(ctx.app);
     const [unit] = await givenUnitsIn(ctx.app, tuA, unique('H'), sku, [{ quantity: pc(9) }]);
+    // A change counts from its commit as the feed numbers it (D40): a reading now waits for that.
+    await figuresOf(`sku=${sku}`);
     await pause(5);
     const afterCreate = new Date(Date.now() - 2).toISOString();
     await pause(5);
     expectStatus(await allocate(ctx.app, { sku, qty: pc(4) }), 200, 'allocate');
+    await figuresOf(`sku=${sku}`);
     await pause(5);
     const afterReserve = new Date(Date.now() - 2).toISOString();
     await pause(5);
@@ -253,6 +277,7 @@ describe('GET /v1/stock?sku=&at=', () => {
       onHand: pc(9),
       reserved: pc(0),
       asOf: afterCreate,
+      feedCursor: expect.stringMatching(FEED_CURSOR),
     });
     expect(await figuresOf(`sku=${sku}&at=${encodeURIComponent(afterReserve)}`)).toMatchObject({
       onHand: pc(9),
@@ -340,9 +365,27 @@ describe('GET /v1/stock', () => {
     expect(pages).toBeGreaterThan(1);
     const ours = all.filter((item) => item.sku.startsWith(prefix));
     expect(ours).toEqual([
-      { sku: `${prefix}-a`, onHand: pc(0), reserved: pc(0), available: pc(0) },
-      { sku: `${prefix}-b`, onHand: pc(3), reserved: pc(0), available: pc(3) },
-      { sku: `${prefix}-c`, onHand: pc(0), reserved: pc(0), available: pc(0) },
+      {
+        sku: `${prefix}-a`,
+        onHand: pc(0),
+        reserved: pc(0),
+        available: pc(0),
+        feedCursor: expect.stringMatching(FEED_CURSOR),
+      },
+      {
+        sku: `${prefix}-b`,
+        onHand: pc(3),
+        reserved: pc(0),
+        available: pc(3),
+        feedCursor: expect.stringMatching(FEED_CURSOR),
+      },
+      {
+        sku: `${prefix}-c`,
+        onHand: pc(0),
+        reserved: pc(0),
+        available: pc(0),
+        feedCursor: expect.stringMatching(FEED_CURSOR),
+      },
     ]);
     const { rows } = await ctx.db.pool.query<{ sku: string }>('SELECT sku FROM product ORDER BY sku');
     expect(all.map((item) => item.sku)).toEqual(rows.map((row) => row.sku));

@@ -685,7 +685,7 @@ export interface paths {
     };
     /**
      * A Product's stock on hand, reserved and available; without sku every Product's, a page at a time
-     * @description With `sku`: `{sku, onHand, reserved, available, asOf}` in the Product's base unit, from one snapshot; `available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. `by` adds rows per place that add up to the totals; `at` answers onHand and reserved at a past instant. Without `sku`: every Product in SKU order, zeros included, `limit`/`after` pages with a `Link: rel="next"`.
+     * @description With `sku`: `{sku, onHand, reserved, available, asOf, feedCursor}` in the Product's base unit, from one snapshot; `available` is exactly what allocation with the same `sourceLocationGroupNames` could reserve. `by` adds rows per place that add up to the totals; `at` answers onHand and reserved as committed at a past instant (a transaction counts from its commit, all together). Without `sku`: every Product in SKU order, zeros included, `limit`/`after` pages with a `Link: rel="next"`; `asOf=<feedCursor>` reads every page as of the first one. `feedCursor` is the cursor of the last event the figures include: the figures plus `GET /v1/events?after=<feedCursor>` give every later change exactly once.
      */
     get: operations['stock-find'];
     put?: never;
@@ -1919,6 +1919,8 @@ export interface components {
       available?: components['schemas']['QuantityValue'];
       /** Format: date-time */
       asOf: string;
+      /** @description The cursor of the last event these figures include: the events after it (GET /v1/events?after=) are exactly the changes since */
+      feedCursor: string;
       rows?:
         | {
             locationGroupName: string | null;
@@ -1937,7 +1939,9 @@ export interface components {
       sku: string;
       onHand: components['schemas']['QuantityValue'];
       reserved: components['schemas']['QuantityValue'];
-      available: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** @description The cursor of the last event these figures include: the events after it (GET /v1/events?after=) are exactly the changes since */
+      feedCursor: string;
     };
     StockLevelResource: {
       sku: string;
@@ -1946,6 +1950,8 @@ export interface components {
       available?: components['schemas']['QuantityValue'];
       /** Format: date-time */
       asOf: string;
+      /** @description The cursor of the last event these figures include: the events after it (GET /v1/events?after=) are exactly the changes since */
+      feedCursor: string;
       rows?:
         | {
             locationGroupName: string | null;
@@ -1968,7 +1974,9 @@ export interface components {
       sku: string;
       onHand: components['schemas']['QuantityValue'];
       reserved: components['schemas']['QuantityValue'];
-      available: components['schemas']['QuantityValue'];
+      available?: components['schemas']['QuantityValue'];
+      /** @description The cursor of the last event these figures include: the events after it (GET /v1/events?after=) are exactly the changes since */
+      feedCursor: string;
       _links: {
         self: components['schemas']['Link'];
       };
@@ -11614,6 +11622,8 @@ export interface operations {
         by?: 'locationGroup' | 'location';
         /** @description onHand and reserved as they were at this past instant, from the ledger; available is left out */
         at?: string;
+        /** @description Without sku: the figures as of this `feedCursor` of an earlier page, so that all pages are one snapshot (onHand and reserved; available is left out); 410 once that history is no longer kept */
+        asOf?: string;
         /** @description Without sku: at most this many Products; a `Link: rel="next"` header leads to the rest */
         limit?: number;
         /** @description Without sku: where the page starts; take it from the previous page's next link */
@@ -11761,7 +11771,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description The instant is older than the ledger kept: owms.wms.inv.stock.historyExpired */
+      /** @description The instant or feedCursor is older than the history kept: owms.wms.inv.stock.historyExpired */
       410: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
@@ -11780,7 +11790,7 @@ export interface operations {
           'application/hal+json': components['schemas']['ApiDeclinedError'];
         };
       };
-      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description The feed has not numbered a change the figures hold; retry (Retry-After); or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */

@@ -1,0 +1,132 @@
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerTypeParsers } from '../../src/db/type-parsers.js';
+import { FeedSignal } from '../../src/events/feed-signal.js';
+import { Sequencer } from '../../src/events/sequencer.js';
+import { sequenceCommittedEvents } from '../../src/events/sql.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { fillUnnumberedBacklog, restoreAutovacuum } from '../support/unnumbered-backlog.js';
+
+/**
+ * D39: numbering keeps up with bulk loads whatever the statistics say. npm test numbers 50,000; the issue's size
+ * runs with NUMBERING_BACKLOG_EVENTS=1000000 (and as bench scenario 19).
+ */
+const BACKLOG = Number(process.env.NUMBERING_BACKLOG_EVENTS ?? 50_000);
+// Generous: what is asserted is that the backlog is numbered, not how fast (bench scenario 19 reports that).
+const NUMBERED_WITHIN_MS = 120_000 + BACKLOG / 5;
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  registerTypeParsers();
+  db = await createTestDatabase();
+}, 120_000);
+
+afterAll(() => db.drop());
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodesOf(node: PlanNode): string[] {
+  return [`${node['Node Type']} ${node['Relation Name'] ?? ''}`.trim(), ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/** The numbering run's plan for `limit` events, planned as the run plans it (its settings included). */
+async function numberingPlan(limit: number): Promise<string[]> {
+  const client = await db.pool.connect();
+  try {
+    await client.query('BEGIN');
+    const query = vi.spyOn(client, 'query');
+    await sequenceCommittedEvents(client as never, limit);
+    const [lock, numbering] = query.mock.calls.map((call) => (call[0] as unknown as pg.QueryConfig).text);
+    query.mockRestore();
+    await client.query('ROLLBACK');
+    await client.query('BEGIN');
+    await client.query(lock!);
+    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (FORMAT JSON) ${numbering!.replaceAll('$1', String(limit))}`,
+    );
+    return nodesOf(rows[0]!['QUERY PLAN'][0].Plan);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+describe('numbering a backlog with stale statistics (D39)', () => {
+  it(`numbers ${BACKLOG.toLocaleString('en-US')} events gaplessly in insertion order, a later write after them, and vacuums the dead rows it leaves`, async () => {
+    await fillUnnumberedBacklog(db.pool, BACKLOG);
+    const { rows: stale } = await db.pool.query<{ reltuples: number }>(
+      `SELECT reltuples::float8 AS reltuples FROM pg_class WHERE relname = 'event_outbox_unnumbered'`,
+    );
+    expect(stale[0]!.reltuples).toBeLessThan(BACKLOG / 100);
+
+    const plan = await numberingPlan(5000);
+    expect(plan.filter((node) => /^(Sort|Seq Scan|Bitmap|Hash|Merge|Materialize)/.test(node))).toEqual([]);
+
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const signal = new FeedSignal();
+    const started = performance.now();
+    const sequencer = new Sequencer(pool, signal, pino({ level: 'silent' }), 1_000_000);
+    try {
+      await signal.waitBeyond(BACKLOG - 1, NUMBERED_WITHIN_MS);
+      const seconds = (performance.now() - started) / 1000;
+      process.stderr.write(`numbered ${BACKLOG} events in ${seconds.toFixed(1)} s\n`);
+      expect(signal.head).toBe(BACKLOG);
+
+      const { rows: later } = await db.pool.query<{ seq: number }>(
+        `INSERT INTO event_outbox (type, resource_key, resource) VALUES ('pu.event.moved', 'LATER', '{}') RETURNING seq`,
+      );
+      await signal.waitBeyond(BACKLOG, 10_000);
+
+      const { rows } = await db.pool.query<{
+        count: number;
+        distinct: number;
+        min: number;
+        max: number;
+        ordered: boolean;
+      }>(
+        `SELECT count(*) AS count, count(DISTINCT position) AS distinct, min(position) AS min, max(position) AS max,
+                bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
+           FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
+      );
+      expect(rows[0]).toEqual({
+        count: BACKLOG + 1,
+        distinct: BACKLOG + 1,
+        min: 1,
+        max: BACKLOG + 1,
+        ordered: true,
+      });
+      const { rows: last } = await db.pool.query<{ position: number }>(
+        'SELECT position FROM event_outbox WHERE seq = $1',
+        [later[0]!.seq],
+      );
+      expect(last[0]!.position).toBe(BACKLOG + 1);
+
+      // The dead rows numbering left in the default part are vacuumed by the sequencer (autovacuum is off for it
+      // here). Whether VACUUM can remove them also depends on snapshots elsewhere on the server, so that is not
+      // asserted: a shared server's other sessions held them back in one run.
+      await vi.waitFor(
+        async () => {
+          const { rows: stats } = await db.pool.query<{ vacuumed: boolean }>(
+            `SELECT last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname = 'event_outbox_unnumbered'`,
+          );
+          expect(stats[0]!.vacuumed).toBe(true);
+        },
+        { timeout: 60_000, interval: 250 },
+      );
+      const { rows: boundaries } = await db.pool.query<{ position: number }>(
+        'SELECT max(position) AS position FROM feed_boundary',
+      );
+      expect(boundaries[0]!.position).toBe(BACKLOG + 1);
+    } finally {
+      await sequencer.stop();
+      await pool.end();
+      await restoreAutovacuum(db.pool);
+    }
+  }, 600_000);
+});
