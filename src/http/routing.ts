@@ -7,7 +7,8 @@ import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
-import { BodyBudget, declaredLength, readPieces, readText } from './body.js';
+import { declaredLength, readPieces, readText } from './body.js';
+import { BodyBudget, type BodyShare } from './body-budget.js';
 import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
@@ -45,9 +46,15 @@ export interface RouteDefinition {
   readonly bulk?: boolean;
   /**
    * Reads a JSON body as it arrives instead of whole (issue 26): gets its decoded text piece by piece and answers
-   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource.
+   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource. A bulk body holds a small
+   * share of the body budget to begin with and grows it by what it keeps (`share`, issue 39).
    */
-  readonly readJson?: (pieces: AsyncIterable<string>, resourceLimit: ByteSize, req: Request) => Promise<unknown>;
+  readonly readJson?: (
+    pieces: AsyncIterable<string>,
+    resourceLimit: ByteSize,
+    req: Request,
+    share: BodyShare | undefined,
+  ) => Promise<unknown>;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -142,6 +149,9 @@ interface BodyReading {
   readonly hashOf?: (req: Request) => Hash | undefined;
 }
 
+/** What a body read as it arrives counts of the budget to begin with, in limits of one resource. */
+const STREAMED_SHARE = 2;
+
 function readBody(
   consumes: readonly BodyKind[] | undefined,
   { limit, resourceLimit, readJson: readJsonAsItArrives, importLimit, budget, hashOf }: BodyReading,
@@ -166,14 +176,24 @@ function readBody(
     }
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
     if (!budget) return next();
-    budget.take(length ?? limit.bytes, res).then(() => next(), next);
+    // Read whole, a body holds its length; read as it arrives, a piece and the item being read to begin with.
+    const size = Math.min(length ?? limit.bytes, readJsonAsItArrives ? STREAMED_SHARE * resourceLimit.bytes : Infinity);
+    budget.take(size, res).then((share) => {
+      res.locals.bodyShare = share;
+      next();
+    }, next);
   };
   /** `asIs`: the error is the route's reader's own, not one of reading the body. */
   const readJson = (req: Request, done: (error?: unknown, asIs?: boolean) => void): void => {
     const hash = hashOf?.(req);
     const onPiece = hash && ((piece: string): void => void hash.update(piece));
     const read = readJsonAsItArrives
-      ? readJsonAsItArrives(readPieces(req, limit, onPiece), resourceLimit, req)
+      ? readJsonAsItArrives(
+          readPieces(req, limit, onPiece),
+          resourceLimit,
+          req,
+          req.res!.locals.bodyShare as BodyShare | undefined,
+        )
       : readText(req, limit, onPiece);
     read.then(
       (body) => {

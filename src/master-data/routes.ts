@@ -55,7 +55,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     path: '/v1/location-groups',
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit) => readBulk(pieces, itemLimit, locationGroupList),
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationGroupList, share),
     handler: async (req: Request, res: Response) => {
       const { items: groups } = bulkItemsOf(req, locationGroupList);
       await withTransaction(pool, (tx) => upsertLocationGroups(tx, groups));
@@ -99,7 +99,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     path: '/v1/locations',
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit) => readBulk(pieces, itemLimit, locationList),
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationList, share),
     handler: async (req: Request, res: Response) => {
       const { items: locations } = bulkItemsOf(req, locationList);
       await withTransaction(pool, (tx) => upsertLocations(tx, locations));

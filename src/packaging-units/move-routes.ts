@@ -38,7 +38,7 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     path: '/v1/packaging-units/move-between-locations',
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit) => readBulk(pieces, itemLimit, moveList),
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, moveList, share),
     handler: async (req, res) => {
       const { items } = bulkItemsOf(req, moveList);
       await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)));

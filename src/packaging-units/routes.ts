@@ -85,7 +85,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     path: loadUnitPath,
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit) => readBulk(pieces, itemLimit, inLoadUnitBody),
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, inLoadUnitBody, share),
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
@@ -218,7 +218,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     path: '/v1/packaging-units',
     consumes: ['json', 'ndjson'],
     bulk: true,
-    readJson: (pieces, itemLimit) => readBulk(pieces, itemLimit, onLocationBody),
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, onLocationBody, share),
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       if (req.is(NDJSON)) {
