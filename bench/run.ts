@@ -28,6 +28,7 @@ import { eventStreams } from './scenario-15-event-streams.js';
 import { relaySustained } from './scenario-16-relay.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { outboxPrune } from './scenario-17-prune.js';
+import { masterDataBulk } from './scenario-22-master-data-bulk.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -148,6 +149,7 @@ async function main(): Promise<number> {
     [15, () => eventStreams(ctx)],
     [16, () => relaySustained(ctx)],
     [17, () => outboxPrune(ctx)],
+    [22, () => masterDataBulk(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

@@ -55,6 +55,11 @@ export interface RouteDefinition {
     req: Request,
     share: BodyShare | undefined,
   ) => Promise<unknown>;
+  /**
+   * The JSON body counts in the budget at what `readJson` keeps, growing its `share` as it does (issue 39), instead
+   * of at its length: two limits of one resource to begin with.
+   */
+  readonly growsShare?: boolean;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -141,6 +146,7 @@ interface BodyReading {
   /** Of one resource, when `limit` is the bulk limit. */
   readonly resourceLimit: ByteSize;
   readonly readJson?: RouteDefinition['readJson'];
+  readonly growsShare?: boolean;
   /** Of a streamed (NDJSON) body, which is never held and so waits for no budget. */
   readonly importLimit: ByteSize;
   /** Bulk bodies only: a body of one resource is small, and waiting behind a bulk upload would starve it. */
@@ -154,7 +160,7 @@ const STREAMED_SHARE = 2;
 
 function readBody(
   consumes: readonly BodyKind[] | undefined,
-  { limit, resourceLimit, readJson: readJsonAsItArrives, importLimit, budget, hashOf }: BodyReading,
+  { limit, resourceLimit, readJson: readJsonAsItArrives, growsShare, importLimit, budget, hashOf }: BodyReading,
 ): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
@@ -176,8 +182,8 @@ function readBody(
     }
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
     if (!budget) return next();
-    // Read whole, a body holds its length; read as it arrives, a piece and the item being read to begin with.
-    const size = Math.min(length ?? limit.bytes, readJsonAsItArrives ? STREAMED_SHARE * resourceLimit.bytes : Infinity);
+    // Counted at its length, or (growsShare) at a piece and the item being read to begin with.
+    const size = Math.min(length ?? limit.bytes, growsShare ? STREAMED_SHARE * resourceLimit.bytes : Infinity);
     budget.take(size, res).then((share) => {
       res.locals.bodyShare = share;
       next();
@@ -493,6 +499,7 @@ export class Routes {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
         resourceLimit: this.bodyLimits.limit,
         readJson: definition.readJson,
+        growsShare: definition.growsShare,
         importLimit: this.bodyLimits.importLimit,
         budget: definition.bulk ? this.budget : undefined,
         hashOf: writes ? this.idempotency?.hashOf : undefined,

@@ -56,6 +56,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     consumes: ['json'],
     bulk: true,
     readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationGroupList, share),
+    growsShare: true,
     handler: async (req: Request, res: Response) => {
       const { items: groups } = bulkItemsOf(req, locationGroupList);
       await withTransaction(pool, (tx) => upsertLocationGroups(tx, groups));
@@ -100,6 +101,7 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     consumes: ['json'],
     bulk: true,
     readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationList, share),
+    growsShare: true,
     handler: async (req: Request, res: Response) => {
       const { items: locations } = bulkItemsOf(req, locationList);
       await withTransaction(pool, (tx) => upsertLocations(tx, locations));

@@ -39,6 +39,7 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     consumes: ['json'],
     bulk: true,
     readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, moveList, share),
+    growsShare: true,
     handler: async (req, res) => {
       const { items } = bulkItemsOf(req, moveList);
       await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)));

@@ -86,6 +86,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     consumes: ['json'],
     bulk: true,
     readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, inLoadUnitBody, share),
+    growsShare: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
@@ -219,6 +220,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     consumes: ['json', 'ndjson'],
     bulk: true,
     readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, onLocationBody, share),
+    growsShare: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       if (req.is(NDJSON)) {
