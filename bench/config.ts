@@ -122,9 +122,12 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event
  * streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run,
  * and WAL and space per event and ledger row (issue 29); 19 is numbering a 1,000,000-event backlog (issue 33); 20 is
- * `at=` on a Product with 100,000 ledger rows (issue 35); 21 is 50,000 reservations expiring at once (issue 35).
+ * `at=` on a Product with 100,000 ledger rows (issue 35); 21 is 50,000 reservations expiring at once (issue 35);
+ * 22 is one 60 MB PUT /v1/location-groups with /index asked every 100 ms (issue 34).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21];
+export const ALL_SCENARIOS: readonly number[] = [
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22,
+];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -150,7 +153,7 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run, and WAL and space per 1,000,000 events and ledger rows (issue 29), on a database of its own',
+      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run, and WAL and space per 1,000,000 events and ledger rows (issue 29), on a database of its own; 22 is one 60 MB PUT /v1/location-groups with /index asked every 100 ms (D38)',
   },
   {
     name: 'BENCH_AMQP_URL',

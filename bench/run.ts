@@ -31,6 +31,8 @@ import { outboxPrune } from './scenario-17-prune.js';
 import { numberingBacklog } from './scenario-19-numbering.js';
 import { stockAt } from './scenario-20-stock-at.js';
 import { massExpiry } from './scenario-21-mass-expiry.js';
+
+import { masterDataBulk } from './scenario-22-master-data-bulk.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -155,6 +157,8 @@ async function main(): Promise<number> {
     [17, () => outboxPrune(ctx)],
     [20, () => stockAt(ctx)],
     [19, () => numberingBacklog(ctx)],
+
+    [22, () => masterDataBulk(ctx)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { Readable, Transform } from 'node:stream';
 import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -84,87 +84,6 @@ export async function readText(req: Request, limit: ByteSize, onPiece?: (piece: 
   return text;
 }
 
-interface Waiting {
-  readonly size: number;
-  readonly admit: () => void;
-}
-
-const budgetExhausted = (): ServerError =>
-  new ServerError(503, 'TooManyLargeBodiesException', 'Too many large request bodies are being handled; retry later', {
-    'Retry-After': '5',
-  });
-
-/**
- * The bodies being read and handled at once add up to at most `capacity` bytes, each counted at its declared
- * length or, unknown, at its limit; a request that would go beyond waits, in arrival order, before its body is
- * read. What a body costs lasts until its answer is sent: the parsed values live that long, at many times the
- * body's size, so ten bulk bodies at once would otherwise hold ten of those (issue 15).
- */
-export class BodyBudget {
-  private used = 0;
-  private readonly waiting: Waiting[] = [];
-
-  /**
-   * `maxWaitMs` bounds the wait for a turn: a client holding the budget (a slow upload) then delays the others by a
-   * clear 503 to retry, not by minutes of silence.
-   */
-  constructor(
-    private readonly capacity: number,
-    private readonly maxWaitMs: number,
-  ) {}
-
-  /**
-   * Resolves once the request may read its body, or rejects with a 503 after waiting `maxWaitMs`; the share is given
-   * back when the response closes.
-   */
-  take(size: number, res: Response): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let admitted = false;
-      const giveUp = setTimeout(() => {
-        this.leave(entry);
-        reject(budgetExhausted());
-      }, this.maxWaitMs);
-      const entry: Waiting = {
-        size,
-        admit: () => {
-          clearTimeout(giveUp);
-          admitted = true;
-          this.used += size;
-          resolve();
-        },
-      };
-      res.once('close', () => {
-        clearTimeout(giveUp);
-        if (admitted) {
-          this.used -= size;
-          this.admitWaiting();
-        } else {
-          // The client left while waiting.
-          this.leave(entry);
-        }
-      });
-      this.waiting.push(entry);
-      this.admitWaiting();
-    });
-  }
-
-  private leave(entry: Waiting): void {
-    const index = this.waiting.indexOf(entry);
-    if (index >= 0) this.waiting.splice(index, 1);
-    this.admitWaiting();
-  }
-
-  private admitWaiting(): void {
-    for (;;) {
-      const next = this.waiting[0];
-      // The first always goes when nothing else runs, so no body can wait forever.
-      if (!next || (this.used > 0 && this.used + next.size > this.capacity)) return;
-      this.waiting.shift();
-      next.admit();
-    }
-  }
-}
-
 /**
  * Reads a body piece by piece as it arrives, decompressed and strictly decoded as readText does, and yields each
  * decoded piece: only the piece being handled is held, and the socket is read only as fast as the caller takes
@@ -201,8 +120,18 @@ export async function* readPieces(
     if (error instanceof ServerError) throw error;
     throw unreadableBody((error as Error).message || 'the body could not be read');
   } finally {
+    lingerUntilRead(req);
     body.close();
   }
+}
+
+/**
+ * Issue 39: a body refused before it ended is read off to its end before the connection may close. Closing it with
+ * bytes unread would make the client's system answer with a reset, which can discard the answer before the client
+ * reads it; so the connection is kept as for a next request (the client, having asked to close, closes it).
+ */
+function lingerUntilRead(req: Request): void {
+  if (!req.complete && req.res && !req.res.headersSent) req.res.shouldKeepAlive = true;
 }
 
 /** One line of a streamed body: its number (from 1) and its text without the line break. */

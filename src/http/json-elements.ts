@@ -4,7 +4,10 @@ import type { ByteSize } from '../config.js';
 import { escapesSurrogate, holdsLoneSurrogate, jsonNumber } from '../json.js';
 import { ServerError, unreadableBody } from './server-error.js';
 
-/** A value of a JSON body: an element of its top-level array (`index`), or the whole body when it is no array. */
+/**
+ * A value of a JSON body: an element of its top-level array (`index`), or of the array an object body holds under
+ * the key the reader was given (`{"packagingUnits": [...]}`), or the whole body when it is neither.
+ */
 export interface JsonElement {
   readonly index: number | undefined;
   readonly value: unknown;
@@ -28,6 +31,22 @@ class ExactNumberTokenizer extends Tokenizer {
   }
 }
 
+/** What the key `within` of an object body held: nothing, an array (handed out), or a value of another type. */
+export type MemberFound =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'array' }
+  /** `like`: a value of the same JSON type, for the schema to name the type it found. */
+  | { readonly kind: 'other'; readonly like: unknown };
+
+const STAND_INS: Partial<Record<TokenType, unknown>> = {
+  [TokenType.LEFT_BRACE]: {},
+  [TokenType.STRING]: '',
+  [TokenType.NUMBER]: 0,
+  [TokenType.TRUE]: true,
+  [TokenType.FALSE]: false,
+  [TokenType.NULL]: null,
+};
+
 /** Above this many keys an object's keys go into a Set, so one object with very many keys stays linear. */
 const KEYS_PER_LIST = 16;
 /** The keys of an open object, in a list while they are few; null for an open array, whose strings are no keys. */
@@ -43,6 +62,10 @@ const ESCAPE_LENGTH = 6;
  * surrogate and an object naming a key twice (in that precedence, over the whole body, so they are reported once
  * the body has ended); numbers a double cannot hold stay exact. An element larger than `elementLimit` is a 413:
  * it could otherwise take as much memory as the whole body.
+ *
+ * Given `within` (issue 39), an object body's array under that key is handed out element by element the same way
+ * (`{"packagingUnits": [...]}`); the object's other members are read, each up to `elementLimit`, but not kept, and
+ * `member` tells what the key held.
  */
 export class JsonElements {
   private readonly tokenizer = new ExactNumberTokenizer();
@@ -50,6 +73,7 @@ export class JsonElements {
   private readonly ready: JsonElement[] = [];
   private readonly frames: Frame[] = [];
   private isArray: boolean | undefined;
+  private isObject = false;
   private nextIndex = 0;
   /** Where the element being read starts, in bytes of UTF-8; undefined between elements. */
   private elementStart: number | undefined;
@@ -59,14 +83,33 @@ export class JsonElements {
   private escapesSurrogate = false;
   private loneSurrogate = false;
   private repeatedKey: string | undefined;
+  /** An object body read for its member `within`: the key of the member being read. */
+  private rootKey: string | undefined;
+  /** Where the member of an object body being read starts (`within` only); undefined between members. */
+  private memberStart: number | undefined;
+  /** Whether the array under `within` is being read. */
+  private inMember = false;
+  private memberFound: MemberFound = { kind: 'absent' };
 
-  constructor(private readonly elementLimit: ByteSize) {
+  constructor(
+    private readonly elementLimit: ByteSize,
+    private readonly within?: string,
+  ) {
     this.tokenizer.onToken = (token) => this.onToken(token);
   }
 
   /** Whether the body is an array; undefined until its first token. */
   get array(): boolean | undefined {
     return this.isArray;
+  }
+
+  /** For an object body read `within` a key: what the key held (its elements are handed out when an array). */
+  get member(): MemberFound | undefined {
+    return this.streamsMember ? this.memberFound : undefined;
+  }
+
+  private get streamsMember(): boolean {
+    return this.within !== undefined && this.isObject;
   }
 
   /**
@@ -85,6 +128,9 @@ export class JsonElements {
     this.parse(() => this.tokenizer.write(piece));
     if (this.elementStart !== undefined && this.bytes - this.elementStart > this.elementLimit.bytes) {
       throw this.elementTooLarge();
+    }
+    if (this.memberStart !== undefined && this.bytes - this.memberStart > this.elementLimit.bytes) {
+      throw this.memberTooLarge();
     }
     return this.take();
   }
@@ -114,7 +160,11 @@ export class JsonElements {
   }
 
   private elementTooLarge(): ServerError {
-    const which = this.isArray ? `element [${this.nextIndex}]` : 'value';
+    const which = this.isArray
+      ? `element [${this.nextIndex}]`
+      : this.streamsMember
+        ? `element ${this.within}[${this.nextIndex}]`
+        : 'value';
     return new ServerError(
       413,
       'PayloadTooLargeException',
@@ -122,17 +172,30 @@ export class JsonElements {
     );
   }
 
+  private memberTooLarge(): ServerError {
+    return new ServerError(
+      413,
+      'PayloadTooLargeException',
+      `Request body member ${JSON.stringify(this.rootKey)} exceeds the limit of one resource, ${this.elementLimit.text}`,
+    );
+  }
+
   private onToken(info: ParsedTokenInfo): void {
     const { token, value, offset } = info;
     if (!this.parser) {
       this.isArray = token === TokenType.LEFT_BRACKET;
-      this.parser = new TokenParser({ paths: [this.isArray ? '$.*' : '$'], keepStack: false });
+      this.isObject = token === TokenType.LEFT_BRACE;
+      const path = this.isArray ? '$.*' : this.streamsMember ? `$.${this.within}.*` : '$';
+      this.parser = new TokenParser({ paths: [path], keepStack: false });
       this.parser.onValue = ({ value: element }) => this.onElement(element);
     }
     const depth = this.frames.length;
-    if (this.elementStart === undefined && depth === (this.isArray ? 1 : 0) && token !== TokenType.COMMA) {
+    if (this.streamsMember && depth === 1) this.onMemberToken(token, value, offset);
+    const elementDepth = this.isArray ? 1 : this.streamsMember ? (this.inMember ? 2 : -1) : 0;
+    if (this.elementStart === undefined && depth === elementDepth && token !== TokenType.COMMA) {
       if (token !== TokenType.RIGHT_BRACKET) this.elementStart = offset;
     }
+    if (this.inMember && depth === 2 && token === TokenType.RIGHT_BRACKET) this.inMember = false;
     this.lastOffset = offset;
     if (token === TokenType.LEFT_BRACE) {
       this.frames.push({ keys: [], expectsKey: true });
@@ -149,6 +212,32 @@ export class JsonElements {
       }
     }
     this.parser.write(info);
+  }
+
+  /**
+   * A token directly inside an object body read `within` a key: notes which member is read, streams the array under
+   * that key, and bounds every other member to `elementLimit`.
+   */
+  private onMemberToken(token: TokenType, value: unknown, offset: number): void {
+    const frame = this.frames[0];
+    if (token === TokenType.COMMA || token === TokenType.RIGHT_BRACE) {
+      if (this.memberStart !== undefined && offset - this.memberStart > this.elementLimit.bytes) {
+        throw this.memberTooLarge();
+      }
+      this.memberStart = undefined;
+    } else if (token === TokenType.STRING && frame?.expectsKey) {
+      this.rootKey = value as string;
+    } else if (token !== TokenType.COLON) {
+      if (this.rootKey !== this.within) {
+        this.memberStart = offset;
+      } else if (token === TokenType.LEFT_BRACKET) {
+        this.inMember = true;
+        this.memberFound = { kind: 'array' };
+      } else {
+        this.memberStart = offset;
+        this.memberFound = { kind: 'other', like: STAND_INS[token] ?? null };
+      }
+    }
   }
 
   /** Keeps the first key that an object names twice: JSON.parse would silently keep the last of them (issue 15). */
@@ -170,7 +259,7 @@ export class JsonElements {
     const start = this.elementStart ?? 0;
     this.elementStart = undefined;
     if (this.lastOffset + 1 - start > this.elementLimit.bytes) throw this.elementTooLarge();
-    const index = this.isArray ? this.nextIndex++ : undefined;
+    const index = this.isArray || this.streamsMember ? this.nextIndex++ : undefined;
     if (this.escapesSurrogate && !this.loneSurrogate && holdsLoneSurrogate(value)) this.loneSurrogate = true;
     if (!this.refused) this.ready.push({ index, value });
   }

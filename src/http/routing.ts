@@ -7,7 +7,8 @@ import type { BodyLimits, ByteSize } from '../config.js';
 import type { Idempotency } from '../idempotency/middleware.js';
 import { escapesLoneSurrogate, firstRepeatedKey, parseJson } from '../json.js';
 import { requireScopes, type RequiredScopes } from './auth.js';
-import { BodyBudget, declaredLength, readPieces, readText } from './body.js';
+import { declaredLength, readPieces, readText } from './body.js';
+import { BodyBudget, type BodyShare } from './body-budget.js';
 import { isNamedOnly, NDJSON } from './media-types.js';
 import { notAcceptable, payloadTooLarge, ServerError, unreadableBody, unsupportedMediaType } from './server-error.js';
 import { z } from '../openapi/zod.js';
@@ -45,9 +46,20 @@ export interface RouteDefinition {
   readonly bulk?: boolean;
   /**
    * Reads a JSON body as it arrives instead of whole (issue 26): gets its decoded text piece by piece and answers
-   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource.
+   * what the handler finds as `req.body`; `resourceLimit` is the limit of one resource. A bulk body holds a small
+   * share of the body budget to begin with and grows it by what it keeps (`share`, issue 39).
    */
-  readonly readJson?: (pieces: AsyncIterable<string>, resourceLimit: ByteSize, req: Request) => Promise<unknown>;
+  readonly readJson?: (
+    pieces: AsyncIterable<string>,
+    resourceLimit: ByteSize,
+    req: Request,
+    share: BodyShare | undefined,
+  ) => Promise<unknown>;
+  /**
+   * The JSON body counts in the budget at what `readJson` keeps, growing its `share` as it does (issue 39), instead
+   * of at its length: two limits of one resource to begin with.
+   */
+  readonly growsShare?: boolean;
   readonly handler: (req: Request, res: Response) => Promise<void> | void;
   /** The operation in the OpenAPI document; request schemas are the zod schemas the handler validates with. */
   readonly doc: OperationDoc;
@@ -134,6 +146,7 @@ interface BodyReading {
   /** Of one resource, when `limit` is the bulk limit. */
   readonly resourceLimit: ByteSize;
   readonly readJson?: RouteDefinition['readJson'];
+  readonly growsShare?: boolean;
   /** Of a streamed (NDJSON) body, which is never held and so waits for no budget. */
   readonly importLimit: ByteSize;
   /** Bulk bodies only: a body of one resource is small, and waiting behind a bulk upload would starve it. */
@@ -142,9 +155,12 @@ interface BodyReading {
   readonly hashOf?: (req: Request) => Hash | undefined;
 }
 
+/** What a body read as it arrives counts of the budget to begin with, in limits of one resource. */
+const STREAMED_SHARE = 2;
+
 function readBody(
   consumes: readonly BodyKind[] | undefined,
-  { limit, resourceLimit, readJson: readJsonAsItArrives, importLimit, budget, hashOf }: BodyReading,
+  { limit, resourceLimit, readJson: readJsonAsItArrives, growsShare, importLimit, budget, hashOf }: BodyReading,
 ): RequestHandler[] {
   if (!consumes) return [];
   const accepted = consumes.flatMap((kind) => CONSUMED_TYPES[kind]);
@@ -166,14 +182,24 @@ function readBody(
     }
     if (length !== undefined && length > limit.bytes) return next(payloadTooLarge(limit.text));
     if (!budget) return next();
-    budget.take(length ?? limit.bytes, res).then(() => next(), next);
+    // Counted at its length, or (growsShare) at a piece and the item being read to begin with.
+    const size = Math.min(length ?? limit.bytes, growsShare ? STREAMED_SHARE * resourceLimit.bytes : Infinity);
+    budget.take(size, res).then((share) => {
+      res.locals.bodyShare = share;
+      next();
+    }, next);
   };
   /** `asIs`: the error is the route's reader's own, not one of reading the body. */
   const readJson = (req: Request, done: (error?: unknown, asIs?: boolean) => void): void => {
     const hash = hashOf?.(req);
     const onPiece = hash && ((piece: string): void => void hash.update(piece));
     const read = readJsonAsItArrives
-      ? readJsonAsItArrives(readPieces(req, limit, onPiece), resourceLimit, req)
+      ? readJsonAsItArrives(
+          readPieces(req, limit, onPiece),
+          resourceLimit,
+          req,
+          req.res!.locals.bodyShare as BodyShare | undefined,
+        )
       : readText(req, limit, onPiece);
     read.then(
       (body) => {
@@ -493,6 +519,7 @@ export class Routes {
         limit: definition.bulk ? this.bodyLimits.bulkLimit : this.bodyLimits.limit,
         resourceLimit: this.bodyLimits.limit,
         readJson: definition.readJson,
+        growsShare: definition.growsShare,
         importLimit: this.bodyLimits.importLimit,
         budget: definition.bulk ? this.budget : undefined,
         hashOf: writes ? this.idempotency?.hashOf : undefined,

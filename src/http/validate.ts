@@ -108,6 +108,11 @@ export class InputProblems {
     return this.structural.length > 0 || this.issues.length > 0;
   }
 
+  /** How many problems were found so far. */
+  get count(): number {
+    return this.structural.length + this.issues.length;
+  }
+
   /** Checks `input`, which lies at `base` in the request; answers its parsed value when it has no problem. */
   check<S extends z.ZodType>(schema: S, input: unknown, base: readonly PropertyKey[] = []): z.output<S> | undefined {
     const structural = structuralProblems(input, base);

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
+import { bulkItemsOf, readBulk, type BulkShape } from '../http/json-bulk.js';
 import { href, hrefOf } from '../http/links.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
@@ -10,11 +11,15 @@ import { MessageKeys } from './messages.js';
 import {
   locationGroupQuerySchema,
   locationGroupsUpsertSchema,
+  locationGroupUpsertSchema,
   locationQuerySchema,
   locationsUpsertSchema,
+  locationUpsertSchema,
   transportUnitCreateSchema,
   transportUnitMoveQuerySchema,
   transportUnitQuerySchema,
+  type LocationGroupUpsert,
+  type LocationUpsert,
 } from './schemas.js';
 import {
   createTransportUnit,
@@ -37,6 +42,12 @@ import {
 
 const TAGS = ['Master data'];
 
+const locationGroupList: BulkShape<LocationGroupUpsert> = {
+  item: locationGroupUpsertSchema,
+  body: locationGroupsUpsertSchema,
+};
+const locationList: BulkShape<LocationUpsert> = { item: locationUpsertSchema, body: locationsUpsertSchema };
+
 /** D14, D15: replicas of location groups, locations and transport units. */
 export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) => {
   routes.add({
@@ -44,8 +55,10 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     path: '/v1/location-groups',
     consumes: ['json'],
     bulk: true,
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationGroupList, share),
+    growsShare: true,
     handler: async (req: Request, res: Response) => {
-      const groups = parseInput(locationGroupsUpsertSchema, req.body);
+      const { items: groups } = bulkItemsOf(req, locationGroupList);
       await withTransaction(pool, (tx) => upsertLocationGroups(tx, groups));
       sendNoContent(res);
     },
@@ -87,8 +100,10 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     path: '/v1/locations',
     consumes: ['json'],
     bulk: true,
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationList, share),
+    growsShare: true,
     handler: async (req: Request, res: Response) => {
-      const locations = parseInput(locationsUpsertSchema, req.body);
+      const { items: locations } = bulkItemsOf(req, locationList);
       await withTransaction(pool, (tx) => upsertLocations(tx, locations));
       sendNoContent(res);
     },

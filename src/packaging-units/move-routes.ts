@@ -1,14 +1,18 @@
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
+import { bulkItemsOf, readBulk, type BulkShape } from '../http/json-bulk.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
 import {
+  moveBetweenLocationSchema,
   moveBetweenLocationsSchema,
   moveFromLoadUnitSchema,
   moveToLoadUnitSchema,
   moveUnitSchema,
+  MAX_MOVES,
+  type MoveBetweenLocationsInput,
 } from './move-schemas.js';
 import { moveBetweenLocations, moveFromLoadUnit, moveLocationToLoadUnit, moveUnit } from './move-service.js';
 import { requireUnitMatch, sendUnit } from './render.js';
@@ -20,6 +24,11 @@ const tags = ['PackagingUnits: moves'];
 const reserved = apiError('Everything there is reserved (D21)', ['owms.wms.inv.pu.reserved']);
 const intoLoadUnit = apiError('The target LoadUnit holds another Product (D17)', ['owms.wms.inv.lu.alreadyAssigned']);
 const notThere = 'owms.wms.inv.pu.noPUOnLocation';
+const moveList: BulkShape<MoveBetweenLocationsInput[number]> = {
+  item: moveBetweenLocationSchema,
+  body: moveBetweenLocationsSchema,
+  maxItems: MAX_MOVES,
+};
 
 /** D21: every move is one transaction; the sum of a Product's quantities is the same before and after. */
 export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
@@ -29,8 +38,10 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     path: '/v1/packaging-units/move-between-locations',
     consumes: ['json'],
     bulk: true,
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, moveList, share),
+    growsShare: true,
     handler: async (req, res) => {
-      const items = parseInput(moveBetweenLocationsSchema, req.body);
+      const { items } = bulkItemsOf(req, moveList);
       await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)));
       sendNoContent(res);
     },

@@ -32,17 +32,20 @@ export const moveUnitSchema = z
   })
   .openapi('MovePackagingUnit');
 
+/** The most moves one request takes. */
+export const MAX_MOVES = 10_000;
+
+export const moveBetweenLocationSchema = z.object({
+  product: productReferenceSchema,
+  quantity,
+  actualLocation: byLocationId,
+  targetLocation: byLocationId,
+});
+
 export const moveBetweenLocationsSchema = z
-  .array(
-    z.object({
-      product: productReferenceSchema,
-      quantity,
-      actualLocation: byLocationId,
-      targetLocation: byLocationId,
-    }),
-  )
+  .array(moveBetweenLocationSchema)
   .min(1)
-  .max(10_000)
+  .max(MAX_MOVES)
   .openapi('MoveBetweenLocations');
 
 export const moveToLoadUnitSchema = z

@@ -1,11 +1,12 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
+import { bulkItemsOf, readBulk, type BulkShape } from '../http/json-bulk.js';
 import { href } from '../http/links.js';
 import { NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { JSON_TYPE, NDJSON, PACKAGING_UNIT_LIST } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
-import { isJsonObject, parseInput } from '../http/validate.js';
+import { parseInput } from '../http/validate.js';
 import { apiError, noBody, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { deleteOnLocation, reportProblem } from './change-service.js';
@@ -27,8 +28,12 @@ import {
   intakeOnLocationSchema,
   intakeResultSchema,
   loadUnitAddressSchema,
+  MAX_NEW_UNITS,
   newPackagingUnitOnLocationSchema,
+  newPackagingUnitSchema,
   newPackagingUnitsSchema,
+  type NewPackagingUnit,
+  type NewPackagingUnitOnLocation,
   packagingUnitKeySchema,
   packagingUnitSearchSchema,
   reportProblemSchema,
@@ -38,7 +43,21 @@ import { packagingUnitSchema } from './view.js';
 import { actorOf } from './stock.js';
 
 const transportUnitParams = z.object({ transportUnitBK: z.string().min(1) });
-const onLocationList = z.array(newPackagingUnitOnLocationSchema).min(1).max(10_000);
+const onLocationList = z.array(newPackagingUnitOnLocationSchema).min(1).max(MAX_NEW_UNITS);
+/** One unit on a Location, or a list of them (issue 39: read as it arrives). */
+const onLocationBody: BulkShape<NewPackagingUnitOnLocation> = {
+  item: newPackagingUnitOnLocationSchema,
+  body: onLocationList,
+  maxItems: MAX_NEW_UNITS,
+  single: true,
+};
+/** `{packagingUnits: [...]}` as the spec says, or the bare list. */
+const inLoadUnitBody: BulkShape<NewPackagingUnit> = {
+  item: newPackagingUnitSchema,
+  body: newPackagingUnitsSchema,
+  maxItems: MAX_NEW_UNITS,
+  within: { key: 'packagingUnits', body: createInLoadUnitBodySchema },
+};
 const tags = ['PackagingUnits'];
 /** D8, D18: the first created unit. */
 const createdHeaders = {
@@ -68,16 +87,14 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     path: loadUnitPath,
     consumes: ['json'],
     bulk: true,
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, inLoadUnitBody, share),
+    growsShare: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
       const { loadUnitType } = parseInput(createInLoadUnitQuerySchema, req.query, 'query');
-      // Told apart before parsing, so every error names its field in the form the client sent.
-      const bare = Array.isArray(req.body);
-      const items = bare
-        ? parseInput(newPackagingUnitsSchema, req.body)
-        : parseInput(createInLoadUnitBodySchema, req.body).packagingUnits;
-      const path = (index: number): string => (bare ? `[${index}].` : `packagingUnits[${index}].`);
+      // Every error names its field in the form the client sent: `[3].` or `packagingUnits[3].`.
+      const { items, pathOf: path } = bulkItemsOf(req, inLoadUnitBody);
       const target = { transportUnitBK: address.transportUnitBK, luPos: address.luPos, loadUnitType };
       const ids = await withTransaction(pool, (tx) =>
         createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits, path),
@@ -204,6 +221,8 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     path: '/v1/packaging-units',
     consumes: ['json', 'ndjson'],
     bulk: true,
+    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, onLocationBody, share),
+    growsShare: true,
     produces: PACKAGING_UNIT_LIST,
     handler: async (req, res) => {
       if (req.is(NDJSON)) {
@@ -218,11 +237,7 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
         sendJson(res, 201, { created });
         return;
       }
-      const single = isJsonObject(req.body);
-      const items = single
-        ? [parseInput(newPackagingUnitOnLocationSchema, req.body)]
-        : parseInput(onLocationList, req.body);
-      const path = (index: number): string => (single ? '' : `[${index}].`);
+      const { items, pathOf: path } = bulkItemsOf(req, onLocationBody);
       const ids = await withTransaction(pool, (tx) => createOnLocations(tx, items, actorOf(req), path));
       await sendCreated(req, res, ids);
     },

@@ -69,8 +69,11 @@ export const newPackagingUnitOnLocationSchema = z
 
 export type NewPackagingUnitOnLocation = z.output<typeof newPackagingUnitOnLocationSchema>;
 
+/** The most units one request creates. */
+export const MAX_NEW_UNITS = 10_000;
+
 /** A bare array of new units, accepted besides the spec's `{packagingUnits: [...]}`. */
-export const newPackagingUnitsSchema = z.array(newPackagingUnitSchema).min(1).max(10_000);
+export const newPackagingUnitsSchema = z.array(newPackagingUnitSchema).min(1).max(MAX_NEW_UNITS);
 
 export const createInLoadUnitBodySchema = z.object({ packagingUnits: newPackagingUnitsSchema });
 

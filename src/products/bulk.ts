@@ -1,9 +1,9 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import type { ByteSize } from '../config.js';
 import { copyFromStdin } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
 import type { ApiError } from '../http/api-error.js';
+import { MAX_BULK_PROBLEMS, Slices } from '../http/json-bulk.js';
 import { JsonElements, type JsonElement } from '../http/json-elements.js';
 import { formatIssuePath, InputProblems, isJsonObject } from '../http/validate.js';
 import {
@@ -20,8 +20,6 @@ import { productValues, ruleValues, unitValues } from './service.js';
 
 /** Rows go to the spool in pieces of about this many characters. */
 const SPOOL_PIECE_CHARS = 256 * 1024;
-/** The longest the event loop is kept by this body before other requests are served: a slice of its work. */
-const SLICE_MS = 10;
 
 /** A JSON bulk body read, checked and staged as COPY rows; nothing is stored yet. */
 export interface StagedProducts {
@@ -41,11 +39,12 @@ const bodyPath = (path: readonly PropertyKey[]): string => formatIssuePath(path)
 
 /**
  * Issue 26: a bulk body is parsed, checked and turned into COPY rows Product by Product as it arrives, in slices of
- * at most SLICE_MS between which the event loop serves other requests, however fast the body arrives. Only one piece of text, the
- * Products it completes and one spool piece of rows are held; the rows wait in a spool file. The answers are those
- * of the body read whole: every problem of every Product named by its path (`[3].baseUnit`), malformed JSON, a lone
- * surrogate or a repeated key a 400. A Product beyond `productLimit` (BODY_LIMIT) is a 413, as it is as an NDJSON
- * line or a PUT.
+ * at most SLICE_MS between which the event loop serves other requests, however fast the body arrives. Only one piece
+ * of text, the Products it completes and one spool piece of rows are held; the rows wait in a spool file. The answers
+ * are those of the body read whole: problems of Products named by their path (`[3].baseUnit`), malformed JSON, a
+ * lone surrogate or a repeated key a 400. A Product beyond `productLimit` (BODY_LIMIT) is a 413, as it is as an
+ * NDJSON line or a PUT. Issue 39: once MAX_BULK_PROBLEMS problems are found the body is refused naming them, and its
+ * rest is read off unparsed.
  */
 export async function stageProducts(pieces: AsyncIterable<string>, productLimit: ByteSize): Promise<StagedProducts> {
   const elements = new JsonElements(productLimit);
@@ -72,29 +71,28 @@ export async function stageProducts(pieces: AsyncIterable<string>, productLimit:
       pending += importRowOfRule(line, rule);
     }
   };
-  let sliceStarted = performance.now();
   // Other requests are served between two slices, even when the body arrives faster than it is checked.
-  const sliceUsed = (): boolean => performance.now() - sliceStarted >= SLICE_MS;
-  const nextSlice = async (): Promise<void> => {
-    await nextTurn();
-    sliceStarted = performance.now();
-  };
+  const slices = new Slices();
+  const refused = (): boolean => problems.count >= MAX_BULK_PROBLEMS;
   const stageAll = async (list: readonly JsonElement[]): Promise<void> => {
     for (const element of list) {
       stage(element);
-      if (sliceUsed()) await nextSlice();
+      if (refused()) return;
+      if (slices.due()) await slices.next();
     }
   };
   try {
     for await (const piece of pieces) {
       await stageAll(elements.write(piece));
+      // Leaving the loop ends the body's reading: its rest is read off unkept (see readPieces).
+      if (refused()) break;
       if (pending.length >= SPOOL_PIECE_CHARS) {
         await rows.write(pending);
         pending = '';
       }
-      if (sliceUsed()) await nextSlice();
+      if (slices.due()) await slices.next();
     }
-    await stageAll(elements.end());
+    if (!refused()) await stageAll(elements.end());
     if (pending !== '') await rows.write(pending);
   } catch (error) {
     await rows.close();

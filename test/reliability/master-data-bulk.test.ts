@@ -1,0 +1,122 @@
+import http from 'node:http';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { bearer } from '../support/tokens.js';
+import { processMemory, sleep } from './harness.js';
+
+/**
+ * Issue 34 item 5 (D38): a 60 MB `PUT /v1/location-groups` to the built service with its default settings. Read
+ * whole, it stalled /index for 3.2–5.6 s and took RSS to 1.2–1.35 GB. Read as it arrives, item by item in slices,
+ * /index keeps answering and the process stays small. Generous bounds here (CPU is shared in CI); the exact figures
+ * are bench scenario 22's.
+ *
+ * Not yet met, so run only with MASTER_DATA_BULK_PROOF=1 (it also takes minutes): the body is now parsed and checked
+ * as it arrives, but its 387,342 groups are still stored by statements taking them as array parameters, which pg
+ * serialises in one go and whose results come back whole. Measured (load average about 20): 204 in 204 s, /index
+ * worst wait 6,973 ms, peak RSS 446 MiB. Storing through COPY into a staging table, as the Product bulk does, is
+ * what is left to do.
+ */
+const BODY_BYTES = 60 * 2 ** 20;
+const PEAK_RSS_BOUND = 400 * 2 ** 20;
+const WORST_INDEX_WAIT_BOUND_MS = 2000;
+
+let database: TestDatabase;
+let service: ServiceProcess;
+
+beforeAll(async () => {
+  if (process.env.MASTER_DATA_BULK_PROOF !== '1') return;
+  database = await createTestDatabase();
+  service = (await startServicesOnDatabase(database.url, 1))[0]!;
+}, 180_000);
+
+afterAll(async () => {
+  await stopServices(service ? [service] : []);
+  await database?.drop();
+}, 60_000);
+
+/** Groups of about 100 bytes each, ten children to a parent, as many as fit in `bytes`; generated as sent. */
+function locationGroups(bytes: number): { count: number; length: number; stream: () => Readable } {
+  const pad = 'x'.repeat(60);
+  const item = (index: number): string =>
+    `{"name":"LG-${pad}-${index}"${index === 0 ? '' : `,"parent":"LG-${pad}-${Math.floor((index - 1) / 10)}"`}}`;
+  let count = 0;
+  let length = 2;
+  while (length + item(count).length + 1 <= bytes) length += item(count++).length + 1;
+  length -= 1;
+  const stream = (): Readable =>
+    Readable.from(
+      (function* pieces(): Generator<string> {
+        let piece = '[';
+        for (let index = 0; index < count; index++) {
+          piece += (index > 0 ? ',' : '') + item(index);
+          if (piece.length >= 64 * 1024) {
+            yield piece;
+            piece = '';
+          }
+        }
+        yield `${piece}]`;
+      })(),
+    );
+  return { count, length, stream };
+}
+
+function put(body: ReturnType<typeof locationGroups>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${service.baseUrl}/v1/location-groups`, {
+      method: 'PUT',
+      headers: { Authorization: bearer(), 'Content-Type': 'application/json', 'Content-Length': body.length },
+    });
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+    body.stream().pipe(request);
+  });
+}
+
+function log(message: string): void {
+  // eslint-disable-next-line no-console -- RELIABILITY.md reports these figures
+  console.log(message);
+}
+
+describe.runIf(process.env.MASTER_DATA_BULK_PROOF === '1')('a 60 MB location-group body (issue 34, D38)', () => {
+  it('is stored while /index keeps answering, with peak RSS bounded', async () => {
+    const body = locationGroups(BODY_BYTES);
+    let running = true;
+    const waits: number[] = [];
+    const probes = (async () => {
+      while (running) {
+        const sent = performance.now();
+        const response = await fetch(`${service.baseUrl}/index`, { signal: AbortSignal.timeout(60_000) });
+        await response.arrayBuffer();
+        if (response.status === 200) waits.push(performance.now() - sent);
+        await sleep(100);
+      }
+    })();
+    const started = performance.now();
+
+    const status = await put(body);
+    const seconds = (performance.now() - started) / 1000;
+    running = false;
+    await probes;
+    const peak = await processMemory(service.child.pid, 'VmHWM');
+    const worst = Math.max(...waits);
+    log(
+      `${body.length} bytes (${body.count} LocationGroups) answered ${status} in ${seconds.toFixed(1)} s; /index ` +
+        `${waits.length} answers, worst wait ${worst.toFixed(0)} ms; peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`,
+    );
+
+    expect(status).toBe(204);
+    const stored = await database.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM location_group WHERE name LIKE 'LG-%' AND parent_id IS NOT NULL",
+    );
+    expect(stored.rows[0]!.n).toBe(body.count - 1);
+    expect(waits.length).toBeGreaterThan(10);
+    expect(worst).toBeLessThan(WORST_INDEX_WAIT_BOUND_MS);
+    expect(peak).toBeLessThan(PEAK_RSS_BOUND);
+  }, 600_000);
+});
