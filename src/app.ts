@@ -19,6 +19,7 @@ import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
+import { OutgoingStreams } from './http/stream-writer.js';
 import { StreamedImports } from './http/streamed-imports.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
 import { addAllocationRoutes } from './allocation/routes.js';
@@ -59,6 +60,8 @@ export interface AppDependencies {
   readonly readReplica?: ReadReplica;
   /** D36: true once shutdown has started, so readiness turns 503 while in-flight requests finish. */
   readonly isDraining?: () => boolean;
+  /** D39: aborts when shutdown starts: open event streams end then, long polls answer. */
+  readonly stopping?: AbortSignal;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
@@ -92,6 +95,7 @@ export function createApp({
   events,
   readReplica,
   isDraining = () => false,
+  stopping,
 }: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
@@ -111,7 +115,8 @@ export function createApp({
   events.registerMetrics(metrics.registry);
   readReplica?.registerMetrics(metrics.registry);
   const reads = readReplica ?? primaryReads(pool);
-  const streams = new JsonArrayStreams(config.streams, metrics.registry);
+  const outgoing = new OutgoingStreams(config.streams, metrics.registry, stopping);
+  const streams = new JsonArrayStreams(config.streams, metrics.registry, outgoing);
   const imports = new StreamedImports(config.bodies, config.http.requestTimeoutMs);
   let apiDocument: object | undefined;
 
@@ -130,7 +135,8 @@ export function createApp({
   app.use(authenticate(createTokenVerifier(config.auth), isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams, imports });
+  for (const addFeatureRoutes of FEATURES)
+    addFeatureRoutes(routes, { pool, reads, config, events, streams, outgoing, logger, imports });
   addOperatorRoutes(
     app,
     routes,

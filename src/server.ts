@@ -205,6 +205,7 @@ async function main(): Promise<void> {
       events,
       readReplica,
       isDraining: () => draining.started,
+      stopping: draining.signal,
     });
     server.on('request', app);
     await listen(server, config);
