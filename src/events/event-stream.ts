@@ -4,7 +4,7 @@ import { tooManyAtOnce } from '../http/server-error.js';
 import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
 import { matches, type FeedFilter } from './feed-filter.js';
 import type { FeedEntry } from './feed-entry.js';
-import type { FeedReader } from './feed-reader.js';
+import { readSizeFor, type FeedReader } from './feed-reader.js';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;
@@ -109,10 +109,13 @@ export class EventStreams {
     await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
     writer.flush();
     let lastWrite = Date.now();
+    let size = limit;
     while (!writer.ended.aborted) {
-      const { entries, expired } = await this.reader.entriesAfter(cursor, limit, true);
+      const { entries, expired } = await this.reader.entriesAfter(cursor, size, true);
       if (expired) return;
       if (entries.length > 0) {
+        // What a stream behind the reader's window reads itself: about one buffer of events at a time.
+        size = readSizeFor(entries, this.outgoing.limits.bufferBytes, limit);
         let sentThrough = cursor;
         for (const entry of entries) {
           cursor = entry.position;

@@ -6,8 +6,9 @@ import type { FeedPage } from './sql.js';
 
 export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
 
-/** Events one read takes. */
+/** Events one read takes at most, and about how many bytes: large events are read fewer at a time. */
 const READ_LIMIT = 1000;
+const READ_BYTES = 4 * 1024 * 1024;
 /** What the reader keeps of the newest events for streams a little behind; older ones they read themselves. */
 const WINDOW_BYTES = 16 * 1024 * 1024;
 const WINDOW_EVENTS = 20_000;
@@ -31,6 +32,7 @@ export class FeedReader {
   private followers = 0;
   private reading: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private readSize = 100;
   private readonly advanced = new EventEmitter().setMaxListeners(0);
   private readonly stopListening: () => void;
 
@@ -145,7 +147,8 @@ export class FeedReader {
   private async readToHead(): Promise<void> {
     while (this.through !== undefined && this.signal.head > this.through) {
       const from = this.through;
-      const page = await this.readPage(from, READ_LIMIT);
+      const size = this.readSize;
+      const page = await this.readPage(from, size);
       // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
       if (this.through !== from) return;
       if (page.events.length === 0) {
@@ -153,10 +156,12 @@ export class FeedReader {
         if (page.prunedThrough > from) this.restartAt(page.prunedThrough);
         return;
       }
-      this.keep(page.events.map(feedEntry));
+      const entries = page.events.map(feedEntry);
+      this.keep(entries);
       this.through = page.events[page.events.length - 1]!.position;
       this.advanced.emit('advanced', this.through);
-      if (page.events.length < READ_LIMIT) return;
+      this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
+      if (page.events.length < size) return;
     }
   }
 
@@ -183,4 +188,10 @@ export class FeedReader {
     this.through = position;
     this.advanced.emit('advanced', position);
   }
+}
+
+/** How many events like these fit in `bytes` (at least one, at most `limit`). */
+export function readSizeFor(entries: readonly FeedEntry[], bytes: number, limit: number): number {
+  const largest = entries.reduce((most, entry) => Math.max(most, entry.bytes), 1);
+  return Math.max(1, Math.min(limit, Math.floor(bytes / largest)));
 }

@@ -15,7 +15,7 @@ const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a
 
 const MAX_WAIT_SECONDS = 30;
 /** The first read of a JSON page, before its cursor is known good: small, so large events are not held many. */
-const FIRST_READ = 32;
+const FIRST_READ = 8;
 
 export const feedQuerySchema = z.object({
   after: cursorSchema.optional().openapi({
