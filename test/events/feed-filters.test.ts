@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
