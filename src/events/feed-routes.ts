@@ -132,11 +132,18 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
       tags: ['Events'],
       summary: 'Stock events in commit order after a cursor; long-polls with wait, or streams them live',
       description:
-        'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per ' +
-        'event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID ' +
-        '(what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is ' +
-        'the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every ' +
-        `EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.`,
+        'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: it opens ' +
+        'with `retry:` and an `id:` of its start position before any event (D39), then per event `id:` its cursor, ' +
+        '`event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting ' +
+        'EventSource sends), else after `after`, else with the next event committed; `limit` is the most events it ' +
+        'takes at once, `wait` is not used. `types` and `sku` filter the JSON feed and the stream alike (D39): only ' +
+        'matching events are sent, while `next` and the ids still count positions of the whole feed (a filtered ' +
+        'stream sends a bare `id:` after a batch whose last events did not match), so a filtered reader resumes ' +
+        'exactly. The stream is gzip-compressed when Accept-Encoding allows it, flushed after each batch. A ' +
+        `comment (\`: keep-alive\`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. It ends when ` +
+        'its token does (exp plus the 30 s clock tolerance) with a comment saying so, and when the instance shuts ' +
+        'down; a client that takes nothing for STREAM_STALL_MS while STREAM_BUFFER_BYTES wait is disconnected. A ' +
+        'long poll answers when its token ends. At most EVENT_STREAMS_MAX (1000) streams per instance.',
       request: { query: feedQuerySchema, headers: lastEventIdHeader },
       responses: {
         200: {
@@ -146,7 +153,11 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
             [EVENT_STREAM]: z.string().openapi({ example: 'id: 42\nevent: product.event.created\ndata: {…}\n\n' }),
           },
         },
-        400: apiError('A cursor past the newest event', [VALIDATION_ERROR]),
+        400: apiError(
+          'A cursor past the newest event; `types` naming an unknown type or more than 50; `sku` over 255 ' +
+            'characters or with control characters',
+          [VALIDATION_ERROR],
+        ),
         410: apiError('The cursor is older than the events kept', ['owms.wms.inv.events.cursorExpired']),
         503: serverError('text/event-stream: this instance has EVENT_STREAMS_MAX streams open already', {
           'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
