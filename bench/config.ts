@@ -121,7 +121,7 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run,
  * and WAL and space per event and ledger row (issue 29).
  */
-export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+export const ALL_SCENARIOS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
 const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
