@@ -33,6 +33,8 @@ import { stockAt } from './scenario-20-stock-at.js';
 import { massExpiry } from './scenario-21-mass-expiry.js';
 
 import { masterDataBulk } from './scenario-22-master-data-bulk.js';
+
+import { streamsUnderLoad } from './scenario-18-streams-under-load.js';
 import { ScenarioSkipped } from './events.js';
 import { sampleUnitKeys, seedMasterData, seedProducts, seedStock, settle } from './seed.js';
 import { freezeBuild, RESULTS_DIR, serviceLogs, startCeilingApp, startService } from './service.js';
@@ -45,13 +47,13 @@ const wants = (config: BenchConfig, ...ids: number[]): boolean => ids.some((id) 
 /** Everything the selected scenarios need, set-based and outside any timed part. */
 async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   await seedMasterData(db.pool);
-  if (wants(config, 1, 2, 5, 6, 8, 12, 13)) await seedProducts(db.pool, 'P', 1, config.products);
+  if (wants(config, 1, 2, 5, 6, 8, 12, 13, 18)) await seedProducts(db.pool, 'P', 1, config.products);
   if (wants(config, 12)) {
     await seedProducts(db.pool, hotStock.productPrefix, 1, 1);
     await seedStock(db.pool, hotStock);
     await lockSomeHotLoadUnits(db.pool);
   }
-  if (wants(config, 2, 6, 8)) {
+  if (wants(config, 2, 6, 8, 18)) {
     await seedStock(db.pool, {
       productPrefix: 'P',
       products: config.products,
@@ -67,7 +69,7 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
   }
-  if (wants(config, 6)) {
+  if (wants(config, 6, 18)) {
     await seedProducts(db.pool, mixedStock.productPrefix, 1, mixedStock.products);
     await seedStock(db.pool, mixedStock);
   }
@@ -128,7 +130,7 @@ async function main(): Promise<number> {
   step(`service on ${service.baseUrl} (pid ${service.process.pid}), ceiling app on ${ceiling.baseUrl}`);
   const ctx: BenchContext = { config, db, service, ceiling, authorization: bearerToken(), pgbench };
 
-  const unitKeys = wants(config, 6, 8) ? await sampleUnitKeys(db.pool, READ_STOCK_PREFIX, UNIT_SAMPLE) : [];
+  const unitKeys = wants(config, 6, 8, 18) ? await sampleUnitKeys(db.pool, READ_STOCK_PREFIX, UNIT_SAMPLE) : [];
   const allocationProducts = allocationStock(config.allocationUnits).products;
   const results: ScenarioResult[] = [];
   const byId = (id: number): ScenarioResult | undefined => results.find((result) => result.id === id);
@@ -159,6 +161,8 @@ async function main(): Promise<number> {
     [19, () => numberingBacklog(ctx)],
 
     [22, () => masterDataBulk(ctx)],
+
+    [18, () => streamsUnderLoad(ctx, unitKeys)],
   ];
   const failures: { id: number; error: string }[] = [];
   const skipped: { id: number; reason: string }[] = [];

@@ -20,6 +20,7 @@ import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
 import { Routes } from './http/routing.js';
 import { JsonArrayStreams } from './http/stream.js';
+import { OutgoingStreams } from './http/stream-writer.js';
 import { StreamedImports } from './http/streamed-imports.js';
 import { serverSpans } from './tracing/server-spans.js';
 import { methodNotAllowed, routeNotFound } from './http/server-error.js';
@@ -61,6 +62,8 @@ export interface AppDependencies {
   readonly readReplica?: ReadReplica;
   /** D36: true once shutdown has started, so readiness turns 503 while in-flight requests finish. */
   readonly isDraining?: () => boolean;
+  /** D39: aborts when shutdown starts: open event streams end then, long polls answer. */
+  readonly stopping?: AbortSignal;
 }
 
 // A retry that meets its original still running waits this long for it before answering 409.
@@ -105,6 +108,7 @@ export function createApp({
   events,
   readReplica,
   isDraining = () => false,
+  stopping,
 }: AppDependencies): Express {
   registerTypeParsers();
   const app = express();
@@ -128,7 +132,8 @@ export function createApp({
   events.registerMetrics(metrics.registry);
   readReplica?.registerMetrics(metrics.registry);
   const reads = readReplica ?? primaryReads(pool);
-  const streams = new JsonArrayStreams(config.streams, metrics.registry);
+  const outgoing = new OutgoingStreams(config.streams, metrics.registry, stopping);
+  const streams = new JsonArrayStreams(config.streams, metrics.registry, outgoing);
   const imports = new StreamedImports(config.bodies, config.http.requestTimeoutMs);
   let apiDocument: object | undefined;
 
@@ -150,7 +155,8 @@ export function createApp({
   app.use(authenticate(identity, isPublic));
 
   addIndexRoutes(routes);
-  for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams, imports });
+  for (const addFeatureRoutes of FEATURES)
+    addFeatureRoutes(routes, { pool, reads, config, events, streams, outgoing, logger, imports });
   addOperatorRoutes(
     app,
     routes,

@@ -148,7 +148,15 @@ const environmentSchema = z
     HTTP_REQUEST_TIMEOUT_MS: positiveMillis.default(300_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveMillis.default(5_000),
     STREAM_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(4),
+    // D39: STREAM_STALL_MS; STREAM_STALL_TIMEOUT_MS is its former name, still read when the new one is unset.
+    STREAM_STALL_MS: positiveMillis.optional(),
     STREAM_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
+    STREAM_BUFFER_BYTES: z.coerce
+      .number()
+      .int()
+      .min(16 * 1024)
+      .max(256 * 1024 * 1024)
+      .default(1024 * 1024),
     COMPRESSION_LEVEL: z.coerce.number().int().min(1).max(9).default(1),
     EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
     EVENT_STREAMS_HEARTBEAT_MS: positiveMillis.default(15_000),
@@ -361,10 +369,12 @@ export interface Config {
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
   };
-  /** Streamed lists: how many at once (per process), and how long a reader may take to accept a page. */
+  /** Streamed lists: how many at once (per process). D39, every outgoing stream (lists, the feed, SSE): bytes it
+   * may hold unsent, and how long it may stay unable to send before its connection is closed. */
   readonly streams: {
     readonly maxConcurrent: number;
     readonly stallTimeoutMs: number;
+    readonly bufferBytes: number;
   };
   /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once (one more is a 503), and how
    * long a quiet stream goes before a comment keeps it alive. */
@@ -464,7 +474,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     }),
     streams: Object.freeze({
       maxConcurrent: env.STREAM_MAX_CONCURRENT,
-      stallTimeoutMs: env.STREAM_STALL_TIMEOUT_MS,
+      stallTimeoutMs: env.STREAM_STALL_MS ?? env.STREAM_STALL_TIMEOUT_MS,
+      bufferBytes: env.STREAM_BUFFER_BYTES,
     }),
     eventStreams: Object.freeze({
       maxConcurrent: env.EVENT_STREAMS_MAX,

@@ -207,6 +207,7 @@ async function main(): Promise<void> {
       events,
       readReplica,
       isDraining: () => draining.started,
+      stopping: draining.signal,
     });
     server.on('request', app);
     await listen(server, config);

@@ -1,8 +1,10 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
-import type { FeedSignal } from './feed-signal.js';
-import type { FeedPage, StoredEvent } from './sql.js';
+import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
+import { matches, type FeedFilter } from './feed-filter.js';
+import type { FeedEntry } from './feed-entry.js';
+import { readSizeFor, type FeedReader } from './feed-reader.js';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;
@@ -14,49 +16,47 @@ export interface EventStreamSettings {
   readonly heartbeatMs: number;
 }
 
-export type FeedPageReader = (after: number, limit: number) => Promise<FeedPage>;
-
-/** Where a stream starts and how it reads and renders the pages that follow. */
+/** Where a stream starts and what it sends. */
 export interface StreamStart {
-  /** The first page, read after `after`. */
-  readonly first: FeedPage;
+  /** The feed position it continues after (checked already: a bad cursor got its 400 or 410 before the 200). */
   readonly after: number;
-  /** The size of the pages it reads. */
+  /** The most events it takes from the feed at once. */
   readonly limit: number;
-  readonly readPage: FeedPageReader;
-  readonly render: (event: StoredEvent) => string;
+  readonly filter: FeedFilter;
 }
 
 /** One event as Server-Sent Events frame it: the cursor as its id, the type as its event name. */
-function frame(event: StoredEvent, json: string): string {
-  return `id: ${event.position}\nevent: ${event.type}\ndata: ${json}\n\n`;
-}
-
-/** Resolves when the response takes more ('drain') or is gone. */
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+function frame(entry: FeedEntry): string {
+  return `id: ${entry.position}\nevent: ${entry.type}\ndata: ${entry.json}\n\n`;
 }
 
 /**
- * D33: the feed of D29 as Server-Sent Events. The stream reads pages exactly as the JSON feed does (by cursor, on a
- * pooled connection given back before the page is written), so D29's guarantee holds, and between pages it waits on
- * the process's FeedSignal, which the one LISTEN connection and the sequencer advance: an idle stream holds no
- * database connection, only its socket. A page that comes full is followed at once by the next.
+ * A block with an id and no data: EventSource takes it as its last event id and dispatches nothing. It tells a
+ * filtered reader how far the whole feed was read, so its reconnect resumes there (and the opening one, where a
+ * new stream starts).
+ */
+function position(cursor: number): string {
+  return `id: ${cursor}\n\n`;
+}
+
+const LAST_WORDS: Partial<Record<string, string>> = {
+  expired: ': the token expired; reconnect with a new one\n\n',
+  shutdown: ': this instance is stopping; reconnect\n\n',
+};
+
+/**
+ * D33, D39: the feed of D29 as Server-Sent Events. Every stream takes its events from the instance's one
+ * FeedReader (from the database only while it is behind the reader's window) and writes them through its
+ * StreamWriter: a stream that does not keep up waits on its own writer, and is closed when it stalls, while the
+ * reader and the other streams go on. An idle stream holds no database connection, only its socket.
  */
 export class EventStreams {
   private active = 0;
 
   constructor(
     private readonly settings: EventStreamSettings,
-    private readonly signal: FeedSignal,
+    private readonly reader: FeedReader,
+    private readonly outgoing: OutgoingStreams,
   ) {}
 
   get open(): number {
@@ -71,65 +71,71 @@ export class EventStreams {
   }
 
   /**
-   * Streams from `from.first` (read already, so a bad cursor got its 400 or 410 before the 200) until the client
-   * goes away. A cursor that falls out of the kept events while its reader lags ends the stream: the reconnect with
-   * Last-Event-ID then gets the 410.
+   * Streams until the client goes away, stalls, its token expires or the instance stops. A cursor that falls out
+   * of the kept events while its reader lags ends the stream: the reconnect with Last-Event-ID then gets the 410.
    */
-  async send(res: Response, from: StreamStart): Promise<void> {
+  async send(req: Request, res: Response, from: StreamStart): Promise<void> {
     this.admit();
     this.active++;
-    const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    const writer = this.outgoing.open(req, res, 'events');
+    const unfollow = this.reader.follow(from.after);
     try {
-      await this.write(res, from, gone.signal);
+      await this.write(res, writer, from);
     } catch (error) {
       // The status is sent: a failed page read can only end the stream, and the browser reconnects.
-      res.req.log.warn({ err: error }, 'event stream ended: a page could not be read');
+      req.log.warn({ err: error }, 'event stream ended: a page could not be read');
     } finally {
+      unfollow();
       this.active--;
-      res.end();
+      this.finish(res, writer);
     }
   }
 
-  private async write(
-    res: Response,
-    { first, after, limit, readPage, render }: StreamStart,
-    gone: AbortSignal,
-  ): Promise<void> {
+  private finish(res: Response, writer: StreamWriter): void {
+    if (res.destroyed) return;
+    const lastWords = LAST_WORDS[writer.endedBy ?? ''];
+    if (lastWords) res.write(lastWords);
+    res.end();
+  }
+
+  private async write(res: Response, writer: StreamWriter, { after, limit, filter }: StreamStart): Promise<void> {
     res.status(200);
     res.setHeader('Content-Type', `${EVENT_STREAM}; charset=utf-8`);
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    // Not no-transform: the compression middleware honours it too, and D39 compresses the stream.
+    res.setHeader('Cache-Control', 'no-cache');
     // Proxies that buffer answers (nginx) would hold the events back.
     res.setHeader('X-Accel-Buffering', 'no');
-    res.write(`retry: ${RECONNECT_MS}\n\n`);
-    let page = first;
     let cursor = after;
+    await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
+    writer.flush();
     let lastWrite = Date.now();
-    while (!gone.aborted) {
-      if (cursor < page.prunedThrough) break;
-      if (page.events.length > 0) {
-        const text = page.events.map((event) => frame(event, render(event))).join('');
-        cursor = page.events[page.events.length - 1]!.position;
+    let size = limit;
+    while (!writer.ended.aborted) {
+      const { entries, expired } = await this.reader.entriesAfter(cursor, size, true);
+      if (expired) return;
+      if (entries.length > 0) {
+        // What a stream behind the reader's window reads itself: about one buffer of events at a time.
+        size = readSizeFor(entries, this.outgoing.limits.bufferBytes, limit);
+        let sentThrough = cursor;
+        for (const entry of entries) {
+          cursor = entry.position;
+          if (!matches(filter, entry)) continue;
+          if (!(await writer.send(frame(entry)))) return;
+          sentThrough = cursor;
+        }
+        if (sentThrough !== cursor && !(await writer.send(position(cursor)))) return;
+        writer.flush();
         lastWrite = Date.now();
-        if (!res.write(text)) await drained(res);
-        if (page.events.length === limit) {
-          page = await readPage(cursor, limit);
-          continue;
-        }
+        continue;
       }
-      // Waits for a position beyond what the database has numbered too, so an empty page never spins.
       const quietFor = this.settings.heartbeatMs - (Date.now() - lastWrite);
-      await this.signal.waitBeyond(Math.max(cursor, page.sequencedThrough), Math.max(quietFor, 0), gone);
-      if (gone.aborted) break;
-      if (this.signal.head > Math.max(cursor, page.sequencedThrough)) {
-        page = await readPage(cursor, limit);
-      } else {
-        page = { ...page, events: [] };
-        if (Date.now() - lastWrite >= this.settings.heartbeatMs) {
-          lastWrite = Date.now();
-          if (!res.write(': keep-alive\n\n')) await drained(res);
-        }
+      if (quietFor <= 0) {
+        lastWrite = Date.now();
+        if (!(await writer.send(': keep-alive\n\n'))) return;
+        writer.flush();
+        continue;
       }
+      await this.reader.waitBeyond(cursor, quietFor, writer.ended);
     }
   }
 }

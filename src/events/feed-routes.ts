@@ -6,11 +6,16 @@ import { parseInput } from '../http/validate.js';
 import { apiError, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { EventStreams } from './event-stream.js';
-import { selectFeedPage, type FeedPage, type StoredEvent } from './sql.js';
+import { FeedPageWriter } from './feed-page.js';
+import { FeedReader } from './feed-reader.js';
+import { skuFilterSchema, typesSchema } from './feed-filter.js';
+import { selectFeedPage, type FeedPage } from './sql.js';
 
 const cursorSchema = z.string().regex(/^(0|[1-9]\d{0,17})$/, { error: 'must be a cursor this feed answered' });
 
 const MAX_WAIT_SECONDS = 30;
+/** The first read of a JSON page, before its cursor is known good: small, so large events are not held many. */
+const FIRST_READ = 8;
 
 export const feedQuerySchema = z.object({
   after: cursorSchema.optional().openapi({
@@ -27,6 +32,8 @@ export const feedQuerySchema = z.object({
     default: 0,
     description: 'Seconds to wait for an event when none is newer than `after` (long poll)',
   }),
+  types: typesSchema.optional(),
+  sku: skuFilterSchema.optional(),
 });
 
 const lastEventIdHeader = z.object({
@@ -55,20 +62,6 @@ function cursorExpired(cursor: number, prunedThrough: number): ApiError {
   );
 }
 
-/** The stored resource JSON goes out as stored: no parse and re-encode, every digit kept. */
-function eventJson(event: StoredEvent): string {
-  return (
-    `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},` +
-    `"occurredAt":${JSON.stringify(event.occurredAt.toISOString())},"requestId":${JSON.stringify(event.requestId)},` +
-    `"resource":${event.resource},"cursor":"${event.position}"}`
-  );
-}
-
-function pageJson(page: FeedPage, after: number): string {
-  const next = page.events.length > 0 ? page.events[page.events.length - 1]!.position : after;
-  return `{"events":[${page.events.map(eventJson).join(',')}],"next":"${next}"}`;
-}
-
 const feedEventSchema = z
   .object({
     id: z.uuid(),
@@ -91,8 +84,7 @@ const feedPageSchema = z
   .openapi('FeedPage');
 
 /** D29: the change feed, in commit order, exactly once for a reader that follows `next`. */
-export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config }) => {
-  const streams = new EventStreams(config.eventStreams, events.signal);
+export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config, outgoing, logger }) => {
   /**
    * A page from a replica is taken when it has events (the cursor makes it exactly-once wherever it was read) or
    * when the replica has seen the head this process knows of; an empty page from a replica behind that head, or
@@ -103,6 +95,9 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
       (db) => selectFeedPage(db, after, limit),
       (page) => page.events.length > 0 || page.sequencedThrough >= Math.max(after ?? 0, events.signal.head),
     );
+  const reader = new FeedReader(readPage, events.signal, logger);
+  const streams = new EventStreams(config.eventStreams, reader, outgoing);
+  const pages = new FeedPageWriter(reader, outgoing);
 
   routes.add({
     method: 'GET',
@@ -115,37 +110,40 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
       const resumed = live ? parseResumeCursor(req, query.after) : query.after;
       const requested = resumed === undefined ? undefined : Number(resumed);
       // A new stream without a cursor starts now (issue 27): a live view wants what happens next, not the history.
-      let page = await readPage(requested, live && requested === undefined ? 0 : query.limit);
-      const after = requested ?? (live ? page.sequencedThrough : page.prunedThrough);
-      if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
-      if (after > page.sequencedThrough) {
+      const firstRead = live ? 0 : Math.min(query.limit, FIRST_READ);
+      const first = await readPage(requested, live && requested === undefined ? 0 : firstRead);
+      const after = requested ?? (live ? first.sequencedThrough : first.prunedThrough);
+      if (after < first.prunedThrough) throw cursorExpired(after, first.prunedThrough);
+      if (after > first.sequencedThrough) {
         throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
       }
+      const filter = { types: query.types, sku: query.sku };
       if (live) {
-        await streams.send(res, { first: page, after, limit: query.limit, readPage, render: eventJson });
+        await streams.send(req, res, { after, limit: query.limit, filter });
         return;
       }
-      if (page.events.length === 0 && query.wait > 0) {
-        // No connection is held while waiting; the page is read again once an event is numbered.
-        const gone = new AbortController();
-        res.once('close', () => gone.abort());
-        await events.signal.waitBeyond(after, query.wait * 1000, gone.signal);
-        if (gone.signal.aborted) return;
-        page = await readPage(after, query.limit);
-        if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
-      }
-      res.status(200).type('application/json').send(pageJson(page, after));
+      // A long poll ends with its token: it answers what it has then.
+      const tokenLeftMs = (req.principal?.expiresAtMs ?? Infinity) - Date.now();
+      const waitMs = Math.max(0, Math.min(query.wait * 1000, tokenLeftMs));
+      await pages.send(req, res, { after, first: { ...first, asked: firstRead }, limit: query.limit, filter, waitMs });
     },
     doc: {
       operationId: 'events-feed',
       tags: ['Events'],
       summary: 'Stock events in commit order after a cursor; long-polls with wait, or streams them live',
       description:
-        'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per ' +
-        'event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID ' +
-        '(what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is ' +
-        'the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every ' +
-        `EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.`,
+        'With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: it opens ' +
+        'with `retry:` and an `id:` of its start position before any event (D39), then per event `id:` its cursor, ' +
+        '`event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting ' +
+        'EventSource sends), else after `after`, else with the next event committed; `limit` is the most events it ' +
+        'takes at once, `wait` is not used. `types` and `sku` filter the JSON feed and the stream alike (D39): only ' +
+        'matching events are sent, while `next` and the ids still count positions of the whole feed (a filtered ' +
+        'stream sends a bare `id:` after a batch whose last events did not match), so a filtered reader resumes ' +
+        'exactly. The stream is gzip-compressed when Accept-Encoding allows it, flushed after each batch. A ' +
+        `comment (\`: keep-alive\`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. It ends when ` +
+        'its token does (exp plus the 30 s clock tolerance) with a comment saying so, and when the instance shuts ' +
+        'down; a client that takes nothing for STREAM_STALL_MS while STREAM_BUFFER_BYTES wait is disconnected. A ' +
+        'long poll answers when its token ends. At most EVENT_STREAMS_MAX (1000) streams per instance.',
       request: { query: feedQuerySchema, headers: lastEventIdHeader },
       responses: {
         200: {
@@ -155,7 +153,11 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config 
             [EVENT_STREAM]: z.string().openapi({ example: 'id: 42\nevent: product.event.created\ndata: {…}\n\n' }),
           },
         },
-        400: apiError('A cursor past the newest event', [VALIDATION_ERROR]),
+        400: apiError(
+          'A cursor past the newest event; `types` naming an unknown type or more than 50; `sku` over 255 ' +
+            'characters or with control characters',
+          [VALIDATION_ERROR],
+        ),
         410: apiError('The cursor is older than the events kept', ['owms.wms.inv.events.cursorExpired']),
         503: serverError('text/event-stream: this instance has EVENT_STREAMS_MAX streams open already', {
           'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },

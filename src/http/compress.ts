@@ -18,15 +18,16 @@ function withoutBrotli(acceptEncoding: string): string {
 
 /**
  * D33: gzip for answers over 1 KiB, streamed lists included: the list is compressed as its pages are written and
- * its back-pressure reaches the page reader, so nothing is held whole. Server-Sent Events are left alone: each
- * event must reach the browser when it is written, not when a block fills.
+ * its back-pressure reaches the page reader, so nothing is held whole. D39: Server-Sent Events too (a stream has no
+ * length, so the threshold never stops it); the stream flushes the compressor after each batch, so every event
+ * reaches the browser when it is written, not when a block fills.
  */
 export function compress(level: number): RequestHandler {
   const gzip = compression({
     threshold: THRESHOLD_BYTES,
     level,
     filter: (req, res) =>
-      !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+      String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') || compression.filter(req, res),
   });
   return (req, res, next) => {
     const acceptEncoding = req.headers['accept-encoding'];

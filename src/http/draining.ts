@@ -5,6 +5,8 @@ export interface Draining {
   start(): void;
   /** Whether start() was called: readiness answers 503 from then on (D36). */
   readonly started: boolean;
+  /** Aborts at start(): open event streams end at once (D39), which would otherwise hold close() to its deadline. */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -16,6 +18,7 @@ export interface Draining {
 export function drainOnShutdown(server: Server): Draining {
   const unanswered = new Set<ServerResponse>();
   let draining = false;
+  const started = new AbortController();
   server.prependListener('request', (_req, res) => {
     if (draining) {
       res.setHeader('Connection', 'close');
@@ -28,10 +31,12 @@ export function drainOnShutdown(server: Server): Draining {
     get started() {
       return draining;
     },
+    signal: started.signal,
     start() {
       draining = true;
       for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
       unanswered.clear();
+      started.abort();
     },
   };
 }

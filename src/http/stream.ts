@@ -1,8 +1,8 @@
-import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import client from 'prom-client';
 import { stringifyJson } from '../json.js';
 import { tooManyAtOnce } from './server-error.js';
+import type { OutgoingStreams, StreamWriter } from './stream-writer.js';
 
 /**
  * Rows per page. Measured on 200,000 Products (`selectProductsAfter`, embedded PostgreSQL 17, 2 cores): pages of
@@ -10,11 +10,13 @@ import { tooManyAtOnce } from './server-error.js';
  * taking 6 ms (p99 13 ms); pages of 100 were 40 % slower, pages of 2,000 no faster and held a connection 25–45 ms.
  */
 export const STREAM_PAGE_SIZE = 500;
+/** D39: the first page is small, so rows of unknown size are not held many for a reader that takes nothing. */
+const FIRST_PAGE_SIZE = 16;
 
 export interface StreamSettings {
   /** Streams allowed at once; one more is answered 503. */
   readonly maxConcurrent: number;
-  /** How long a reader may take to accept a page before its connection is closed. */
+  /** How long a reader may take nothing before its connection is closed (D39: the writer's STREAM_STALL_MS). */
   readonly stallTimeoutMs: number;
 }
 
@@ -23,27 +25,6 @@ export interface StreamSettings {
  * one short statement on a pooled connection and give the connection back before it returns.
  */
 export type PageReader<Row> = (after: Row | undefined, limit: number) => Promise<Row[]>;
-
-type Flushed = 'flushed' | 'closed' | 'stalled';
-
-/** Waits for `event` ('drain': the response takes more; 'finish': all of it was handed to the socket). */
-function flushed(res: Response, event: 'drain' | 'finish', timeoutMs: number): Promise<Flushed> {
-  if (res.destroyed) return Promise.resolve('closed');
-  return new Promise((resolve) => {
-    const settle = (outcome: Flushed): void => {
-      clearTimeout(timer);
-      emitter.off(event, onFlushed);
-      res.off('close', onClose);
-      resolve(outcome);
-    };
-    const onFlushed = (): void => settle('flushed');
-    const onClose = (): void => settle('closed');
-    const timer = setTimeout(() => settle('stalled'), timeoutMs);
-    // A compressed answer takes 'drain' listeners on its gzip stream and returns that stream: removed from there.
-    const emitter: EventEmitter = res.on(event, onFlushed);
-    res.on('close', onClose);
-  });
-}
 
 /**
  * Streams lists as one plain JSON array, page by page (keyset paging): each page is a short query whose connection
@@ -69,6 +50,7 @@ export class JsonArrayStreams {
   constructor(
     private readonly settings: StreamSettings,
     registry: client.Registry,
+    private readonly outgoing: OutgoingStreams,
   ) {
     const active = (): number => this.active;
     new client.Gauge({
@@ -86,7 +68,7 @@ export class JsonArrayStreams {
     });
     this.stalled = new client.Counter({
       name: 'inventory_streams_stalled_total',
-      help: 'Streamed lists cut because the reader took no page within STREAM_STALL_TIMEOUT_MS',
+      help: 'Streamed lists cut because the reader took nothing within STREAM_STALL_MS',
       registers: [registry],
     });
   }
@@ -99,12 +81,11 @@ export class JsonArrayStreams {
     }
     this.active++;
     try {
-      if ((await this.write(res, readPage, view)) === 'stalled') {
-        this.stalled.inc();
-        req.log.warn(
-          { stallTimeoutMs: this.settings.stallTimeoutMs },
-          'streamed list cut: the reader took no page within the stall timeout',
-        );
+      const writer = this.outgoing.open(req, res, 'list');
+      await this.write(res, writer, readPage, view);
+      // Cut short (stalled, token expired, client gone): a truncated array is what the client can tell apart.
+      if (writer.endedBy) {
+        if (writer.endedBy === 'stalled') this.stalled.inc();
         res.destroy();
       }
     } finally {
@@ -125,34 +106,45 @@ export class JsonArrayStreams {
     }
   }
 
-  private async write<Row>(res: Response, readPage: PageReader<Row>, view: (row: Row) => unknown): Promise<Flushed> {
+  /**
+   * D39: rows go out one by one through the writer; a page holds about STREAM_BUFFER_BYTES of rows (a first page of
+   * FIRST_PAGE_SIZE measures them), so large rows are read a few at a time and small ones STREAM_PAGE_SIZE.
+   */
+  private async write<Row>(
+    res: Response,
+    writer: StreamWriter,
+    readPage: PageReader<Row>,
+    view: (row: Row) => unknown,
+  ): Promise<void> {
     let after: Row | undefined;
+    let size = FIRST_PAGE_SIZE;
     let separator = '';
-    const nextPage = (): Promise<{ text: string; last: boolean }> =>
+    const nextPage = (): Promise<{ texts: string[]; last: boolean }> =>
       this.oneAtATime(async () => {
-        const rows = await readPage(after, STREAM_PAGE_SIZE);
+        const rows = await readPage(after, size);
         after = rows.at(-1);
-        let text = '';
-        for (const row of rows) {
-          text += separator + stringifyJson(view(row));
+        const texts = rows.map((row) => {
+          const text = separator + stringifyJson(view(row));
           separator = ',';
-        }
-        return { text, last: rows.length < STREAM_PAGE_SIZE };
+          return text;
+        });
+        return { texts, last: rows.length < size };
       });
     // Read before the status is sent: a database that fails now still gets its proper 503.
     let page = await nextPage();
     res.status(200).type('application/json');
-    let chunk = `[${page.text}`;
-    while (!page.last) {
-      if (!res.write(chunk)) {
-        const outcome = await flushed(res, 'drain', this.settings.stallTimeoutMs);
-        if (outcome !== 'flushed') return outcome;
+    if (!(await writer.send('['))) return;
+    for (;;) {
+      let largest = 1;
+      for (const text of page.texts) {
+        largest = Math.max(largest, text.length * 2);
+        if (!(await writer.send(text))) return;
       }
-      if (res.destroyed) return 'closed';
+      if (page.last) break;
+      size = Math.max(1, Math.min(STREAM_PAGE_SIZE, Math.floor(this.outgoing.limits.bufferBytes / largest)));
       page = await nextPage();
-      chunk = page.text;
     }
-    res.end(`${chunk}]`);
-    return flushed(res, 'finish', this.settings.stallTimeoutMs);
+    if (!(await writer.send(']')) || !(await writer.drained())) return;
+    res.end();
   }
 }

@@ -104,14 +104,19 @@ describe('loadConfig defaults (D26)', () => {
     expect(loadConfig({ WEB_CONCURRENCY: 'auto' }).webConcurrency).toBe(os.availableParallelism());
   });
 
-  it('streams at most 4 lists at once and cuts a reader that takes no page for 30 s (issue 15)', () => {
-    expect(loadConfig({}).streams).toStrictEqual({ maxConcurrent: 4, stallTimeoutMs: 30_000 });
+  it('streams at most 4 lists at once, holds 1 MiB unsent per stream and cuts one that takes nothing for 30 s (D39)', () => {
+    expect(loadConfig({}).streams).toStrictEqual({ maxConcurrent: 4, stallTimeoutMs: 30_000, bufferBytes: 1048576 });
   });
 
   it('reads the stream settings', () => {
-    const config = loadConfig({ STREAM_MAX_CONCURRENT: '2', STREAM_STALL_TIMEOUT_MS: '5000' });
-    expect(config.streams).toStrictEqual({ maxConcurrent: 2, stallTimeoutMs: 5000 });
+    const config = loadConfig({ STREAM_MAX_CONCURRENT: '2', STREAM_STALL_MS: '5000', STREAM_BUFFER_BYTES: '65536' });
+    expect(config.streams).toStrictEqual({ maxConcurrent: 2, stallTimeoutMs: 5000, bufferBytes: 65536 });
     expect(Object.isFrozen(config.streams)).toBe(true);
+  });
+
+  it('still reads STREAM_STALL_TIMEOUT_MS, the former name of STREAM_STALL_MS, when STREAM_STALL_MS is unset', () => {
+    expect(loadConfig({ STREAM_STALL_TIMEOUT_MS: '7000' }).streams.stallTimeoutMs).toBe(7000);
+    expect(loadConfig({ STREAM_STALL_TIMEOUT_MS: '7000', STREAM_STALL_MS: '9000' }).streams.stallTimeoutMs).toBe(9000);
   });
 
   it('resolves a relative DATA_DIR to an absolute path', () => {
@@ -238,6 +243,9 @@ describe('loadConfig refusals (D26)', () => {
     ['STREAM_MAX_CONCURRENT', 'many'],
     ['STREAM_STALL_TIMEOUT_MS', '0'],
     ['STREAM_STALL_TIMEOUT_MS', '30s'],
+    ['STREAM_STALL_MS', '0'],
+    ['STREAM_BUFFER_BYTES', '1000'],
+    ['STREAM_BUFFER_BYTES', '1MB'],
     ['IMPORT_STALL_TIMEOUT_MS', '0'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
     ['WEB_CONCURRENCY', '0'],

@@ -3,6 +3,7 @@ import client from 'prom-client';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { JsonArrayStreams, STREAM_PAGE_SIZE } from '../../src/http/stream.js';
+import { OutgoingStreams } from '../../src/http/stream-writer.js';
 
 interface Row {
   id: number;
@@ -10,7 +11,9 @@ interface Row {
 
 describe('JsonArrayStreams (issue 15)', () => {
   it('reads the pages of concurrent streams one at a time, and each stream gets all its rows in order', async () => {
-    const streams = new JsonArrayStreams({ maxConcurrent: 4, stallTimeoutMs: 5000 }, new client.Registry());
+    const settings = { maxConcurrent: 4, stallTimeoutMs: 5000, bufferBytes: 1024 * 1024 };
+    const registry = new client.Registry();
+    const streams = new JsonArrayStreams(settings, registry, new OutgoingStreams(settings, registry));
     const rows: Row[] = Array.from({ length: 3 * STREAM_PAGE_SIZE + 7 }, (_, index) => ({ id: index + 1 }));
     let reading = 0;
     let mostReading = 0;

@@ -709,7 +709,7 @@ export interface paths {
     };
     /**
      * Stock events in commit order after a cursor; long-polls with wait, or streams them live
-     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is the size of the pages it reads, `wait` is not used. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. At most EVENT_STREAMS_MAX (1000) streams per instance.
+     * @description With Accept: text/event-stream the feed is a stream of Server-Sent Events (D33) that stays open: it opens with `retry:` and an `id:` of its start position before any event (D39), then per event `id:` its cursor, `event:` its type and `data:` its FeedEvent JSON. It starts after Last-Event-ID (what a reconnecting EventSource sends), else after `after`, else with the next event committed; `limit` is the most events it takes at once, `wait` is not used. `types` and `sku` filter the JSON feed and the stream alike (D39): only matching events are sent, while `next` and the ids still count positions of the whole feed (a filtered stream sends a bare `id:` after a batch whose last events did not match), so a filtered reader resumes exactly. The stream is gzip-compressed when Accept-Encoding allows it, flushed after each batch. A comment (`: keep-alive`) follows every EVENT_STREAMS_HEARTBEAT_MS (15 s) without an event. It ends when its token does (exp plus the 30 s clock tolerance) with a comment saying so, and when the instance shuts down; a client that takes nothing for STREAM_STALL_MS while STREAM_BUFFER_BYTES wait is disconnected. A long poll answers when its token ends. At most EVENT_STREAMS_MAX (1000) streams per instance.
      */
     get: operations['events-feed'];
     put?: never;
@@ -11843,6 +11843,10 @@ export interface operations {
         limit?: number;
         /** @description Seconds to wait for an event when none is newer than `after` (long poll) */
         wait?: number;
+        /** @description Only events of these types: a comma-separated list of D27 event types, a `prefix.*` naming all types that start with it (`pu.*`, `allocation.event.*`); at most 50 entries. `next` and the stream ids still count the whole feed */
+        types?: string;
+        /** @description Only events whose resource names this SKU (a Product, a unit or load unit holding it, a reservation of it). `next` and the stream ids still count the whole feed */
+        sku?: string;
       };
       header?: {
         /** @description text/event-stream: the id of the last event received; the stream resumes after it */
@@ -11873,7 +11877,7 @@ export interface operations {
           'text/event-stream': string;
         };
       };
-      /** @description A cursor past the newest event: core.validation.error; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
+      /** @description A cursor past the newest event; `types` naming an unknown type or more than 50; `sku` over 255 characters or with control characters: core.validation.error; or The Host header is no host name, or not one of ALLOWED_HOSTS; or The request is not valid: core.validation.error */
       400: {
         headers: {
           /** @description The request's id: the client's X-Request-Id, or a new UUID */

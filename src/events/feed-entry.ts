@@ -1,0 +1,56 @@
+import type { StoredEvent } from './sql.js';
+
+/**
+ * An event as the feed sends it, rendered once per instance however many streams send it: its FeedEvent JSON,
+ * the SKUs its resource names (for `sku=`), and its size (what the reader's window holds).
+ */
+export interface FeedEntry {
+  readonly position: number;
+  readonly type: string;
+  readonly json: string;
+  /** Read from the resource when first asked, then kept. */
+  readonly skus: ReadonlySet<string>;
+  readonly bytes: number;
+}
+
+/** The stored resource JSON goes out as stored: no parse and re-encode, every digit kept. */
+function eventJson(event: StoredEvent): string {
+  return (
+    `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},` +
+    `"occurredAt":${JSON.stringify(event.occurredAt.toISOString())},"requestId":${JSON.stringify(event.requestId)},` +
+    `"resource":${event.resource},"cursor":"${event.position}"}`
+  );
+}
+
+/**
+ * Every `sku` of the resource, at any depth: a Product's own, a unit's `product.sku`, a load unit's products, a
+ * reservation's. Read once per event, so a filter is a set lookup.
+ */
+function skusOf(resource: string): Set<string> {
+  const skus = new Set<string>();
+  try {
+    // The reviver sees every value once, innermost first; keeping none of them frees the tree as it goes.
+    JSON.parse(resource, (key, value: unknown) => {
+      if (key === 'sku' && typeof value === 'string') skus.add(value);
+      return undefined;
+    });
+  } catch {
+    // A resource the parser refuses names no SKU a filter could ask for.
+  }
+  return skus;
+}
+
+export function feedEntry(event: StoredEvent): FeedEntry {
+  const json = eventJson(event);
+  let skus: Set<string> | undefined;
+  return {
+    position: event.position,
+    type: event.type,
+    json,
+    get skus() {
+      return (skus ??= skusOf(event.resource));
+    },
+    // Strings take up to two bytes a character in memory.
+    bytes: json.length * 2,
+  };
+}

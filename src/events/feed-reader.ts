@@ -1,0 +1,197 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { feedEntry, type FeedEntry } from './feed-entry.js';
+import type { FeedSignal } from './feed-signal.js';
+import type { FeedPage } from './sql.js';
+
+export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
+
+/** Events one read takes at most, and about how many bytes: large events are read fewer at a time. */
+const READ_LIMIT = 1000;
+const READ_BYTES = 4 * 1024 * 1024;
+/** What the reader keeps of the newest events for streams a little behind; older ones they read themselves. */
+const WINDOW_BYTES = 16 * 1024 * 1024;
+const WINDOW_EVENTS = 20_000;
+/** After a failed read, the next try (a new event's signal tries at once). */
+const RETRY_MS = 1000;
+
+/**
+ * D39: the one reader of new events in an instance. While any stream follows the feed it reads each newly numbered
+ * event once, when the FeedSignal says the head moved, renders it once, and keeps the newest in a window in memory
+ * that every SSE stream and long poll takes its events from, each with its own filter. So the statements per commit
+ * do not grow with the streams, and a stream that does not keep up only falls back in the window (or out of it, and
+ * then reads its pages itself until it is back) while the reader and the others go on.
+ *
+ * The window holds every event after `base` through `through`, in position order, as the feed pages read them.
+ */
+export class FeedReader {
+  private window: FeedEntry[] = [];
+  private windowBytes = 0;
+  private base = 0;
+  private through: number | undefined;
+  private followers = 0;
+  private reading: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readSize = 100;
+  private readonly advanced = new EventEmitter().setMaxListeners(0);
+  private readonly stopListening: () => void;
+
+  constructor(
+    private readonly readPage: FeedPageReader,
+    private readonly signal: FeedSignal,
+    private readonly logger: Logger,
+  ) {
+    this.stopListening = signal.onAdvance(() => this.read());
+  }
+
+  /**
+   * A stream (or long poll) follows the feed from `position` until the returned function is called. The first one
+   * starts the window there; when the last leaves, the window is let go.
+   */
+  follow(position: number): () => void {
+    this.followers++;
+    if (this.through === undefined) {
+      // A follower far behind reads its way up by itself; the window starts at the head.
+      this.base = Math.max(position, this.signal.head);
+      this.through = this.base;
+    }
+    this.read();
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      if (--this.followers === 0) this.reset();
+    };
+  }
+
+  /**
+   * The events after `after` from memory, at most `limit`: undefined when the window does not reach back that far
+   * (the caller reads the page itself), empty when nothing newer has been read yet.
+   */
+  eventsAfter(after: number, limit: number): FeedEntry[] | undefined {
+    if (this.through === undefined || after < this.base) return undefined;
+    if (after >= this.through) return [];
+    let low = 0;
+    let high = this.window.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.window[middle]!.position <= after) low = middle + 1;
+      else high = middle;
+    }
+    return this.window.slice(low, low + limit);
+  }
+
+  /**
+   * The events after `after`, at most `limit`: from the window when it reaches back that far, else read from the
+   * database (`expired` when the cursor is older than the events kept). A follower takes an empty answer from the
+   * window and waits for the reader; anyone else reads when the window has nothing newer.
+   */
+  async entriesAfter(
+    after: number,
+    limit: number,
+    following: boolean,
+  ): Promise<{ entries: FeedEntry[]; expired: boolean }> {
+    const cached = this.eventsAfter(after, limit);
+    if (cached && (following || cached.length > 0)) return { entries: cached, expired: false };
+    const page = await this.readPage(after, limit);
+    if (after < page.prunedThrough) return { entries: [], expired: true };
+    return { entries: page.events.map(feedEntry), expired: false };
+  }
+
+  /** Resolves once the reader holds an event beyond `position`, after `timeoutMs`, or on `abort`. */
+  waitBeyond(position: number, timeoutMs: number, abort: AbortSignal): Promise<void> {
+    if ((this.through ?? 0) > position || abort.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.advanced.off('advanced', onAdvanced);
+        abort.removeEventListener('abort', finish);
+        resolve();
+      };
+      const onAdvanced = (through: number): void => {
+        if (through > position) finish();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.advanced.on('advanced', onAdvanced);
+      abort.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  stop(): void {
+    this.stopListening();
+    this.reset();
+  }
+
+  private reset(): void {
+    clearTimeout(this.retryTimer);
+    this.window = [];
+    this.windowBytes = 0;
+    this.through = undefined;
+  }
+
+  /** One read at a time; a signal during a read is caught by its loop, which reads until it reaches the head. */
+  private read(): void {
+    if (this.reading || this.through === undefined || this.signal.head <= this.through) return;
+    this.reading = this.readToHead()
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'reading new events for the event streams failed; retrying');
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.read(), RETRY_MS);
+        this.retryTimer.unref();
+      })
+      .finally(() => {
+        this.reading = undefined;
+      });
+  }
+
+  private async readToHead(): Promise<void> {
+    while (this.through !== undefined && this.signal.head > this.through) {
+      const from = this.through;
+      const size = this.readSize;
+      const page = await this.readPage(from, size);
+      // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
+      if (this.through !== from) return;
+      if (page.events.length === 0) {
+        // Pruned past the window: what follows starts after what is kept; streams behind it get their 410.
+        if (page.prunedThrough > from) this.restartAt(page.prunedThrough);
+        return;
+      }
+      const entries = page.events.map(feedEntry);
+      this.keep(entries);
+      this.through = page.events[page.events.length - 1]!.position;
+      this.advanced.emit('advanced', this.through);
+      this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
+      if (page.events.length < size) return;
+    }
+  }
+
+  /** Adds a page's entries and lets the oldest go while the window holds too much (always keeping the newest). */
+  private keep(entries: FeedEntry[]): void {
+    for (const entry of entries) {
+      this.window.push(entry);
+      this.windowBytes += entry.bytes;
+    }
+    let evicted = 0;
+    const tooMuch = (): boolean => this.windowBytes > WINDOW_BYTES || this.window.length - evicted > WINDOW_EVENTS;
+    while (this.window.length - evicted > 1 && tooMuch()) {
+      this.windowBytes -= this.window[evicted]!.bytes;
+      this.base = this.window[evicted]!.position;
+      evicted++;
+    }
+    if (evicted > 0) this.window.splice(0, evicted);
+  }
+
+  private restartAt(position: number): void {
+    this.window = [];
+    this.windowBytes = 0;
+    this.base = position;
+    this.through = position;
+    this.advanced.emit('advanced', position);
+  }
+}
+
+/** How many events like these fit in `bytes` (at least one, at most `limit`). */
+export function readSizeFor(entries: readonly FeedEntry[], bytes: number, limit: number): number {
+  const largest = entries.reduce((most, entry) => Math.max(most, entry.bytes), 1);
+  return Math.max(1, Math.min(limit, Math.floor(bytes / largest)));
+}
