@@ -31,6 +31,8 @@ export interface TransactionOptions {
  */
 export interface TransactionParticipant {
   onBegin(tx: Tx): Promise<void>;
+  /** Last work inside the transaction, once the request's own is done (a claim bound to a streamed body's hash). */
+  onBeforeCommit?(tx: Tx): Promise<void>;
   onCommit(): void;
 }
 
@@ -139,6 +141,7 @@ export async function withTransaction<T>(
       await client.query(localSettings ? `${begin}; ${localSettings}` : begin);
       await participant?.onBegin(client as Tx);
       const result = await untilAborted(fn(client as Tx), signal);
+      await participant?.onBeforeCommit?.(client as Tx);
       // Once COMMIT is sent its outcome cannot be taken back: a client leaving after that is too late.
       signal?.removeEventListener('abort', abandon);
       signal?.throwIfAborted();

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { PassThrough, type Readable, type Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ByteSize } from '../config.js';
@@ -48,11 +48,22 @@ interface OpenBody {
   close(): void;
 }
 
+/** Holds up to `bytes` of the body ahead of its reader; `onBytes` sees each piece as it arrived (a hash of it). */
+function readAhead(bytes: number, onBytes?: (chunk: Buffer) => void): Transform {
+  return new Transform({
+    readableHighWaterMark: bytes,
+    transform(chunk: Buffer, _encoding, done) {
+      onBytes?.(chunk);
+      done(null, chunk);
+    },
+  });
+}
+
 /**
  * The body's charset and encoding, checked before a byte is read: an unknown one is refused, the body read off.
  * `readAheadBytes` reads that much of the body ahead of its reader (see READ_AHEAD_BYTES).
  */
-function openBody(req: Request, readAheadBytes = 0): OpenBody {
+function openBody(req: Request, readAheadBytes = 0, onBytes?: (chunk: Buffer) => void): OpenBody {
   let decoder: TextDecoder;
   let inflate: Transform | undefined;
   try {
@@ -62,7 +73,7 @@ function openBody(req: Request, readAheadBytes = 0): OpenBody {
     req.resume();
     throw error;
   }
-  const ahead = readAheadBytes > 0 ? req.pipe(new PassThrough({ highWaterMark: readAheadBytes })) : undefined;
+  const ahead = readAheadBytes > 0 ? req.pipe(readAhead(readAheadBytes, onBytes)) : undefined;
   const raw = ahead ?? req;
   return {
     decoder,
@@ -228,6 +239,8 @@ export interface LineBounds {
   readonly lineLimit: ByteSize;
   /** The longest wait for the client's next bytes (IMPORT_STALL_TIMEOUT_MS). */
   readonly stallTimeoutMs: number;
+  /** Sees the body's bytes as they arrived, compressed when sent so (an Idempotency-Key's hash, D38). */
+  readonly onBytes?: (chunk: Buffer) => void;
   /** When the whole body must have been read (ms since the epoch), and the setting that says so. */
   readonly deadline: { readonly at: number; readonly ms: number };
 }
@@ -330,7 +343,7 @@ const SLICE_MS = 20;
  */
 export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerator<BodyLine> {
   const { limit, lineLimit } = bounds;
-  const body = openBody(req, READ_AHEAD_BYTES);
+  const body = openBody(req, READ_AHEAD_BYTES, bounds.onBytes);
   const { decoder, source } = body;
   // An error while no piece is awaited (the client leaving between two) is heard by the next wait.
   source.on('error', () => undefined);

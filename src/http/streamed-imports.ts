@@ -55,6 +55,7 @@ export class StreamedImports {
         limit: this.bodies.importLimit,
         lineLimit: this.bodies.limit,
         stallTimeoutMs: this.bodies.importStallTimeoutMs,
+        onBytes: req.bodyHasher && ((chunk) => req.bodyHasher!.update(chunk)),
         deadline: {
           // A request timeout under ten seconds keeps nine tenths of itself for the body, not all but a second.
           at: Date.now() + this.requestTimeoutMs - Math.min(ANSWER_MARGIN_MS, this.requestTimeoutMs / 10),
