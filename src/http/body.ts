@@ -4,6 +4,7 @@ import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ByteSize } from '../config.js';
 import { payloadTooLarge, ServerError, unreadableBody } from './server-error.js';
+import { UploadPace, type PaceBounds } from './upload-pace.js';
 
 /** The declared length of an uncompressed body; undefined when it is chunked or compressed (known only once read). */
 export function declaredLength(req: Request): number | undefined {
@@ -237,8 +238,8 @@ export interface LineBounds {
   readonly limit: ByteSize;
   /** One line, counted in characters (never more than its bytes). */
   readonly lineLimit: ByteSize;
-  /** The longest wait for the client's next bytes (IMPORT_STALL_TIMEOUT_MS). */
-  readonly stallTimeoutMs: number;
+  /** How fast the client must send (IMPORT_STALL_TIMEOUT_MS, IMPORT_MIN_BYTES_PER_SECOND, D38). */
+  readonly pace: PaceBounds;
   /** Sees the body's bytes as they arrived, compressed when sent so (an Idempotency-Key's hash, D38). */
   readonly onBytes?: (chunk: Buffer) => void;
   /** When the whole body must have been read (ms since the epoch), and the setting that says so. */
@@ -268,27 +269,32 @@ const isBlank = (text: string, start: number, end: number): boolean => {
 };
 
 /**
- * The body's next piece of bytes, decompressed, or null at its end. Rejects when the client sends nothing for
- * `stallTimeoutMs`, when the deadline passes, and when the client goes away before the body ended (a gzip body's
+ * The body's next piece of bytes, decompressed, or null at its end. Rejects when the client is too slow (see
+ * UploadPace), when the deadline passes, and when the client goes away before the body ended (a gzip body's
  * decompressor would otherwise wait for it for ever). Listeners are added only while waiting and removed after,
  * so a refusal leaves the request free to be read off.
  */
-function nextPiece(req: Request, source: Readable, bounds: LineBounds): Promise<Buffer | null> {
+function nextPiece(req: Request, source: Readable, bounds: LineBounds, pace: UploadPace): Promise<Buffer | null> {
   if (Date.now() >= bounds.deadline.at) return Promise.reject(pastDeadline(bounds));
   if (req.destroyed && !req.complete) return Promise.reject(clientGone());
   const ready = source.read() as Buffer | null;
-  if (ready !== null) return Promise.resolve(ready);
+  if (ready !== null) {
+    pace.ahead();
+    return Promise.resolve(ready);
+  }
   if (source.readableEnded) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
-    const waitMs = Math.min(bounds.stallTimeoutMs, bounds.deadline.at - Date.now());
-    const timer = setTimeout(() => {
-      settle();
-      reject(
-        Date.now() >= bounds.deadline.at
-          ? pastDeadline(bounds)
-          : timedOut(`The client sent nothing for ${bounds.stallTimeoutMs} ms (IMPORT_STALL_TIMEOUT_MS)`),
-      );
-    }, waitMs);
+    let timer: NodeJS.Timeout;
+    const check = (): void => {
+      const now = Date.now();
+      const slow = now >= bounds.deadline.at ? undefined : pace.slow(now);
+      if (now >= bounds.deadline.at || slow !== undefined) {
+        settle();
+        reject(slow === undefined ? pastDeadline(bounds) : timedOut(slow));
+        return;
+      }
+      timer = setTimeout(check, Math.min(pace.nextCheckInMs(now), bounds.deadline.at - now));
+    };
     const onReadable = (): void => {
       const piece = source.read() as Buffer | null;
       if (piece === null) return;
@@ -315,6 +321,7 @@ function nextPiece(req: Request, source: Readable, bounds: LineBounds): Promise<
     }
     source.on('readable', onReadable).on('end', onEnd).on('error', onError);
     req.on('close', onClose);
+    check();
   });
 }
 
@@ -343,7 +350,11 @@ const SLICE_MS = 20;
  */
 export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerator<BodyLine> {
   const { limit, lineLimit } = bounds;
-  const body = openBody(req, READ_AHEAD_BYTES, bounds.onBytes);
+  const pace = new UploadPace(bounds.pace);
+  const body = openBody(req, READ_AHEAD_BYTES, (chunk) => {
+    pace.arrived(chunk.length);
+    bounds.onBytes?.(chunk);
+  });
   const { decoder, source } = body;
   // An error while no piece is awaited (the client leaving between two) is heard by the next wait.
   source.on('error', () => undefined);
@@ -389,9 +400,9 @@ export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerat
   }
   try {
     for (
-      let chunk = await nextPiece(req, source, bounds);
+      let chunk = await nextPiece(req, source, bounds, pace);
       chunk !== null;
-      chunk = await nextPiece(req, source, bounds)
+      chunk = await nextPiece(req, source, bounds, pace)
     ) {
       size += chunk.length;
       if (size > limit.bytes) throw payloadTooLarge(limit.text);

@@ -54,7 +54,11 @@ export class StreamedImports {
       const lines = readLines(req, {
         limit: this.bodies.importLimit,
         lineLimit: this.bodies.limit,
-        stallTimeoutMs: this.bodies.importStallTimeoutMs,
+        pace: {
+          stallTimeoutMs: this.bodies.importStallTimeoutMs,
+          minBytesPerSecond: this.bodies.importMinBytesPerSecond,
+          rateWindowMs: this.bodies.importMinRateWindowMs,
+        },
         onBytes: req.bodyHasher && ((chunk) => req.bodyHasher!.update(chunk)),
         deadline: {
           // A request timeout under ten seconds keeps nine tenths of itself for the body, not all but a second.
