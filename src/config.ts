@@ -131,6 +131,8 @@ const environmentSchema = z
     IMPORT_BODY_LIMIT: byteSize.optional(),
     IMPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(2),
     IMPORT_STALL_TIMEOUT_MS: positiveMillis.default(30_000),
+    IMPORT_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(1024),
+    IMPORT_MIN_RATE_WINDOW_MS: positiveMillis.default(30_000),
     BODY_BUDGET_WAIT_MS: positiveMillis.default(30_000),
     TRUST_PROXY: booleanFlag.default(false),
     PUBLIC_BASE_URL: z
@@ -278,6 +280,9 @@ export interface BodyLimits {
   readonly importMaxConcurrent: number;
   /** A streamed import whose client sends nothing for this long is cancelled (408). */
   readonly importStallTimeoutMs: number;
+  /** A streamed import whose client sends slower than this over `importMinRateWindowMs` is cancelled (408, D38). */
+  readonly importMinBytesPerSecond: number;
+  readonly importMinRateWindowMs: number;
 }
 
 /**
@@ -292,6 +297,8 @@ function bodyLimitsOf(env: {
   IMPORT_BODY_LIMIT?: ByteSize;
   IMPORT_MAX_CONCURRENT: number;
   IMPORT_STALL_TIMEOUT_MS: number;
+  IMPORT_MIN_BYTES_PER_SECOND: number;
+  IMPORT_MIN_RATE_WINDOW_MS: number;
 }): BodyLimits {
   const bulkLimit = env.BULK_BODY_LIMIT ?? env.BODY_LIMIT ?? DEFAULT_BULK_BODY_LIMIT;
   return {
@@ -302,6 +309,8 @@ function bodyLimitsOf(env: {
     importLimit: env.IMPORT_BODY_LIMIT ?? DEFAULT_IMPORT_BODY_LIMIT,
     importMaxConcurrent: env.IMPORT_MAX_CONCURRENT,
     importStallTimeoutMs: env.IMPORT_STALL_TIMEOUT_MS,
+    importMinBytesPerSecond: env.IMPORT_MIN_BYTES_PER_SECOND,
+    importMinRateWindowMs: env.IMPORT_MIN_RATE_WINDOW_MS,
   };
 }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { abandonConnection } from './abandon.js';
 import { isBrokenConnection } from './pg-errors.js';
 import { CLIENT_TIMEOUT_MARGIN_MS, transactionLocalSettings } from './pool.js';
 
@@ -16,6 +17,11 @@ export interface TransactionOptions {
   readonly readOnly?: boolean;
   /** Attempts in total, including the first. */
   readonly maxAttempts?: number;
+  /**
+   * Aborted when the work is no longer wanted (its client went away, D38): the running statement is cancelled, the
+   * connection closed, nothing commits, and the transaction rejects with the signal's reason.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -25,6 +31,8 @@ export interface TransactionOptions {
  */
 export interface TransactionParticipant {
   onBegin(tx: Tx): Promise<void>;
+  /** Last work inside the transaction, once the request's own is done (a claim bound to a streamed body's hash). */
+  onBeforeCommit?(tx: Tx): Promise<void>;
   onCommit(): void;
 }
 
@@ -79,6 +87,21 @@ function backoff(attempt: number): Promise<void> {
 }
 
 /**
+ * The work's result, or the signal's reason as soon as it is aborted: work on an abandoned connection (a COPY waiting
+ * for its stream) may never settle, and its transaction is over already. A later failure of the work is expected.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  work.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
  * The one place that begins, commits and rolls back. Serialization failures and deadlocks are retried with
  * jittered backoff, so `fn` must be safe to run again (it only talks to the database).
  */
@@ -106,17 +129,28 @@ export async function withTransaction<T>(
     };
     client.on('error', onConnectionError);
     const participant = options.readOnly ? undefined : transactionParticipants.getStore();
+    const { signal } = options;
+    const abandon = (): void => {
+      broken = true;
+      abandonConnection(client);
+    };
+    if (signal?.aborted) abandon();
+    else signal?.addEventListener('abort', abandon, { once: true });
     try {
       const localSettings = transactionLocalSettings(client);
       await client.query(localSettings ? `${begin}; ${localSettings}` : begin);
       await participant?.onBegin(client as Tx);
-      const result = await fn(client as Tx);
+      const result = await untilAborted(fn(client as Tx), signal);
+      await participant?.onBeforeCommit?.(client as Tx);
+      // Once COMMIT is sent its outcome cannot be taken back: a client leaving after that is too late.
+      signal?.removeEventListener('abort', abandon);
+      signal?.throwIfAborted();
       await client.query('COMMIT');
       participant?.onCommit();
       for (const callback of commitCallbacks.get(client) ?? []) callback();
       return result;
     } catch (error) {
-      if (isBrokenConnection(error)) {
+      if (broken || isBrokenConnection(error)) {
         broken = true;
       } else {
         try {
@@ -125,8 +159,10 @@ export async function withTransaction<T>(
           broken = true;
         }
       }
+      if (signal?.aborted) throw signal.reason;
       if (attempt >= maxAttempts || !isRetryable(error)) throw error;
     } finally {
+      signal?.removeEventListener('abort', abandon);
       commitCallbacks.delete(client);
       restoreTimeout(client);
       client.off('error', onConnectionError);

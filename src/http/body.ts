@@ -1,9 +1,10 @@
 import type { Request } from 'express';
-import type { Readable, Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { MIMEType, TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ByteSize } from '../config.js';
 import { payloadTooLarge, ServerError, unreadableBody } from './server-error.js';
+import { UploadPace, type PaceBounds } from './upload-pace.js';
 
 /** The declared length of an uncompressed body; undefined when it is chunked or compressed (known only once read). */
 export function declaredLength(req: Request): number | undefined {
@@ -48,8 +49,22 @@ interface OpenBody {
   close(): void;
 }
 
-/** The body's charset and encoding, checked before a byte is read: an unknown one is refused, the body read off. */
-function openBody(req: Request): OpenBody {
+/** Holds up to `bytes` of the body ahead of its reader; `onBytes` sees each piece as it arrived (a hash of it). */
+function readAhead(bytes: number, onBytes?: (chunk: Buffer) => void): Transform {
+  return new Transform({
+    readableHighWaterMark: bytes,
+    transform(chunk: Buffer, _encoding, done) {
+      onBytes?.(chunk);
+      done(null, chunk);
+    },
+  });
+}
+
+/**
+ * The body's charset and encoding, checked before a byte is read: an unknown one is refused, the body read off.
+ * `readAheadBytes` reads that much of the body ahead of its reader (see READ_AHEAD_BYTES).
+ */
+function openBody(req: Request, readAheadBytes = 0, onBytes?: (chunk: Buffer) => void): OpenBody {
   let decoder: TextDecoder;
   let inflate: Transform | undefined;
   try {
@@ -59,12 +74,18 @@ function openBody(req: Request): OpenBody {
     req.resume();
     throw error;
   }
+  const ahead = readAheadBytes > 0 ? req.pipe(readAhead(readAheadBytes, onBytes)) : undefined;
+  const raw = ahead ?? req;
   return {
     decoder,
-    source: inflate ? req.pipe(inflate) : req,
+    source: inflate ? raw.pipe(inflate) : raw,
     close: () => {
+      if (ahead) {
+        req.unpipe(ahead);
+        ahead.destroy();
+      }
       if (inflate) {
-        req.unpipe(inflate);
+        raw.unpipe(inflate);
         inflate.on('error', () => undefined).destroy();
       }
       req.resume();
@@ -146,8 +167,10 @@ export interface LineBounds {
   readonly limit: ByteSize;
   /** One line, counted in characters (never more than its bytes). */
   readonly lineLimit: ByteSize;
-  /** The longest wait for the client's next bytes (IMPORT_STALL_TIMEOUT_MS). */
-  readonly stallTimeoutMs: number;
+  /** How fast the client must send (IMPORT_STALL_TIMEOUT_MS, IMPORT_MIN_BYTES_PER_SECOND, D38). */
+  readonly pace: PaceBounds;
+  /** Sees the body's bytes as they arrived, compressed when sent so (an Idempotency-Key's hash, D38). */
+  readonly onBytes?: (chunk: Buffer) => void;
   /** When the whole body must have been read (ms since the epoch), and the setting that says so. */
   readonly deadline: { readonly at: number; readonly ms: number };
 }
@@ -163,7 +186,7 @@ const timedOut = (message: string): ServerError =>
   new ServerError(408, 'RequestTimeoutException', message, { Connection: 'close' });
 
 /** Tomcat's (and so Spring's) name for a client that left mid-request; only the log sees the answer. */
-const clientGone = (): ServerError =>
+export const clientGone = (): ServerError =>
   new ServerError(400, 'ClientAbortException', 'The client closed the connection before the body ended');
 
 const isBlank = (text: string, start: number, end: number): boolean => {
@@ -175,27 +198,32 @@ const isBlank = (text: string, start: number, end: number): boolean => {
 };
 
 /**
- * The body's next piece of bytes, decompressed, or null at its end. Rejects when the client sends nothing for
- * `stallTimeoutMs`, when the deadline passes, and when the client goes away before the body ended (a gzip body's
+ * The body's next piece of bytes, decompressed, or null at its end. Rejects when the client is too slow (see
+ * UploadPace), when the deadline passes, and when the client goes away before the body ended (a gzip body's
  * decompressor would otherwise wait for it for ever). Listeners are added only while waiting and removed after,
  * so a refusal leaves the request free to be read off.
  */
-function nextPiece(req: Request, source: Readable, bounds: LineBounds): Promise<Buffer | null> {
+function nextPiece(req: Request, source: Readable, bounds: LineBounds, pace: UploadPace): Promise<Buffer | null> {
   if (Date.now() >= bounds.deadline.at) return Promise.reject(pastDeadline(bounds));
   if (req.destroyed && !req.complete) return Promise.reject(clientGone());
   const ready = source.read() as Buffer | null;
-  if (ready !== null) return Promise.resolve(ready);
+  if (ready !== null) {
+    pace.ahead();
+    return Promise.resolve(ready);
+  }
   if (source.readableEnded) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
-    const waitMs = Math.min(bounds.stallTimeoutMs, bounds.deadline.at - Date.now());
-    const timer = setTimeout(() => {
-      settle();
-      reject(
-        Date.now() >= bounds.deadline.at
-          ? pastDeadline(bounds)
-          : timedOut(`The client sent nothing for ${bounds.stallTimeoutMs} ms (IMPORT_STALL_TIMEOUT_MS)`),
-      );
-    }, waitMs);
+    let timer: NodeJS.Timeout;
+    const check = (): void => {
+      const now = Date.now();
+      const slow = now >= bounds.deadline.at ? undefined : pace.slow(now);
+      if (now >= bounds.deadline.at || slow !== undefined) {
+        settle();
+        reject(slow === undefined ? pastDeadline(bounds) : timedOut(slow));
+        return;
+      }
+      timer = setTimeout(check, Math.min(pace.nextCheckInMs(now), bounds.deadline.at - now));
+    };
     const onReadable = (): void => {
       const piece = source.read() as Buffer | null;
       if (piece === null) return;
@@ -222,11 +250,24 @@ function nextPiece(req: Request, source: Readable, bounds: LineBounds): Promise<
     }
     source.on('readable', onReadable).on('end', onEnd).on('error', onError);
     req.on('close', onClose);
+    check();
   });
 }
 
 const pastDeadline = (bounds: LineBounds): ServerError =>
   timedOut(`The body did not arrive within ${bounds.deadline.ms} ms (HTTP_REQUEST_TIMEOUT_MS)`);
+
+/**
+ * How much of a streamed body is read ahead of its lines. A client's going away (its FIN) reaches the service only
+ * once everything it sent before has been read off the socket; the lines are handled more slowly than a fast client
+ * sends them, so without this the megabytes in the kernel's buffers would first be parsed and copied (seconds) before
+ * the departure is heard and the import rolled back (D38). A few times the socket buffers; held only while a body is
+ * ahead of its import.
+ */
+const READ_AHEAD_BYTES = 16 * 1024 * 1024;
+
+/** The longest the lines of a body are handled without letting the event loop run. */
+const SLICE_MS = 20;
 
 /**
  * Reads a body line by line as it arrives (NDJSON), decompressed and strictly decoded as readText does: only the
@@ -238,7 +279,11 @@ const pastDeadline = (bounds: LineBounds): ServerError =>
  */
 export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerator<BodyLine> {
   const { limit, lineLimit } = bounds;
-  const body = openBody(req);
+  const pace = new UploadPace(bounds.pace);
+  const body = openBody(req, READ_AHEAD_BYTES, (chunk) => {
+    pace.arrived(chunk.length);
+    bounds.onBytes?.(chunk);
+  });
   const { decoder, source } = body;
   // An error while no piece is awaited (the client leaving between two) is heard by the next wait.
   source.on('error', () => undefined);
@@ -246,6 +291,7 @@ export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerat
   let pending = '';
   let number = 0;
   let blankInARow = 0;
+  let sliceStarted = performance.now();
   const decode = (chunk?: Buffer): string => {
     try {
       return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
@@ -283,13 +329,21 @@ export async function* readLines(req: Request, bounds: LineBounds): AsyncGenerat
   }
   try {
     for (
-      let chunk = await nextPiece(req, source, bounds);
+      let chunk = await nextPiece(req, source, bounds, pace);
       chunk !== null;
-      chunk = await nextPiece(req, source, bounds)
+      chunk = await nextPiece(req, source, bounds, pace)
     ) {
       size += chunk.length;
       if (size > limit.bytes) throw payloadTooLarge(limit.text);
-      yield* split(decode(chunk));
+      for (const each of split(decode(chunk))) {
+        yield each;
+        // A piece read ahead can hold megabytes of lines, all at hand: between slices the event loop hears the
+        // socket (a client leaving, the next bytes) and the other requests.
+        if (performance.now() - sliceStarted >= SLICE_MS) {
+          await new Promise(setImmediate);
+          sliceStarted = performance.now();
+        }
+      }
     }
     yield* split(decode());
     if (pending !== '') yield* line(0, pending.length);

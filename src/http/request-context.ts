@@ -53,6 +53,9 @@ class RequestScopedLog implements RequestLog {
   }
 }
 
+/** nginx's 499: the client closed the connection before its answer was written (D38). */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * Gives every request an id (the client's X-Request-Id when it sends a sane one), echoes it, and writes one
  * access-log line per request carrying it, with the status, the time taken and the token's subject. Written
@@ -71,13 +74,14 @@ export function requestContext(logger: Logger): RequestHandler {
     res.once(
       'close',
       context.bind(context.active(), () => {
-        const level = res.statusCode >= 500 ? 'error' : 'info';
+        const statusCode = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
+        const level = statusCode >= 500 ? 'error' : 'info';
         if (!accessLog.isLevelEnabled(level)) return;
         const responseTime = Math.round(performance.now() - started);
         const fields = requestFields(req);
         accessLog[level](
-          { req: fields, res: { statusCode: res.statusCode }, responseTime, actor: req.principal?.subject },
-          `${fields.method} ${fields.url} ${res.statusCode} ${responseTime}ms`,
+          { req: fields, res: { statusCode }, responseTime, actor: req.principal?.subject },
+          `${fields.method} ${fields.url} ${statusCode} ${responseTime}ms`,
         );
       }),
     );

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { BodyLimits } from '../config.js';
-import { readLines, type BodyLine } from './body.js';
+import { clientGone, readLines, type BodyLine } from './body.js';
 import { tooManyAtOnce } from './server-error.js';
 
 /**
@@ -13,6 +13,11 @@ const ANSWER_MARGIN_MS = 1000;
 export interface StreamedBody {
   readonly lines: AsyncIterable<BodyLine>;
   readonly timeoutMs: number;
+  /**
+   * Aborted when the client goes away before its answer is written, in any phase (D38): the work's transaction
+   * (withTransaction's `signal`) then rolls back at once, its statement cancelled.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -38,19 +43,32 @@ export class StreamedImports {
       throw tooManyAtOnce('Streamed imports', this.bodies.importMaxConcurrent);
     }
     this.running++;
+    const gone = new AbortController();
+    const res = req.res!;
+    // The request's own 'close' comes once its body is read, so only the response's tells of a client leaving later.
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort(clientGone());
+    };
+    res.once('close', onClose);
     try {
       const lines = readLines(req, {
         limit: this.bodies.importLimit,
         lineLimit: this.bodies.limit,
-        stallTimeoutMs: this.bodies.importStallTimeoutMs,
+        pace: {
+          stallTimeoutMs: this.bodies.importStallTimeoutMs,
+          minBytesPerSecond: this.bodies.importMinBytesPerSecond,
+          rateWindowMs: this.bodies.importMinRateWindowMs,
+        },
+        onBytes: req.bodyHasher && ((chunk) => req.bodyHasher!.update(chunk)),
         deadline: {
           // A request timeout under ten seconds keeps nine tenths of itself for the body, not all but a second.
           at: Date.now() + this.requestTimeoutMs - Math.min(ANSWER_MARGIN_MS, this.requestTimeoutMs / 10),
           ms: this.requestTimeoutMs,
         },
       });
-      return await work({ lines, timeoutMs: this.requestTimeoutMs });
+      return await work({ lines, timeoutMs: this.requestTimeoutMs, signal: gone.signal });
     } finally {
+      res.off('close', onClose);
       this.running--;
     }
   }

@@ -4,12 +4,14 @@ import type pg from 'pg';
 import { transactionParticipants, type TransactionParticipant } from '../db/tx.js';
 import { ApiError, validationError } from '../http/api-error.js';
 import { NDJSON } from '../http/media-types.js';
-import { deleteExpiredRecord, insertClaim, selectRecord, storeResponse, type ClaimValues } from './sql.js';
+import { deleteExpiredRecord, insertClaim, selectRecord, storeResponse, tryLockKey, type ClaimValues } from './sql.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     /** The idempotency hash, taken while the JSON body was read so that its text need not be kept (issue 15). */
     requestHash?: string;
+    /** A streamed body's idempotency hash, fed with its bytes as its import reads them (D38). */
+    bodyHasher?: Hash;
   }
 }
 
@@ -60,25 +62,35 @@ function requestHash(req: Request): string {
     .digest('hex');
 }
 
-function claimOf(req: Request, ttlSeconds: number): ClaimValues | undefined {
+/** A claim whose body streams (D38): its hash is known only once its import has read it. */
+interface Claim extends ClaimValues {
+  requestHash: string;
+  readonly streamed: boolean;
+}
+
+function claimOf(req: Request, ttlSeconds: number): Claim | undefined {
   const key = req.get(HEADER);
   if (key === undefined) return undefined;
   if (!KEY_FORMAT.test(key)) {
     throw validationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
   }
-  // A streamed body is hashed only once read, after the claim is due; its import is all or nothing, so a retry
-  // after a success gets the 409 naming the SKUs stored already.
-  if (req.is(NDJSON)) {
-    throw validationError([{ path: 'Idempotency-Key', message: `is not supported with a ${NDJSON} body` }]);
-  }
+  const streamed = req.is(NDJSON) !== false;
   return {
+    streamed,
     subject: req.principal?.subject ?? 'anonymous',
     key,
-    requestHash: requestHash(req),
+    requestHash: streamed ? '' : requestHash(req),
     method: req.method,
     path: req.originalUrl,
     ttlSeconds,
   };
+}
+
+/** The hash of a streamed body a retry sends, read off whole: of the bytes as they arrived, as its import hashes. */
+async function hashOfWholeBody(req: Request): Promise<string> {
+  const hasher = requestHasher(req);
+  for await (const chunk of req as AsyncIterable<Buffer>) hasher.update(chunk);
+  return hasher.digest('hex');
 }
 
 /**
@@ -88,7 +100,7 @@ function claimOf(req: Request, ttlSeconds: number): ClaimValues | undefined {
  * and a concurrent retry waits on the claim until the original has finished.
  */
 export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptions): Idempotency {
-  const replay = async (claim: ClaimValues, res: Response): Promise<void> => {
+  const replay = async (claim: Claim, res: Response): Promise<void> => {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const record = await selectRecord(pool, claim.subject, claim.key);
@@ -106,23 +118,55 @@ export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptio
     }
   };
 
+  /** A streamed body is read off and hashed first: whether it is the same request is known only then. */
+  const replayAfterBody = async (claim: Claim, req: Request, res: Response): Promise<void> => {
+    if (claim.requestHash === '') claim.requestHash = await hashOfWholeBody(req);
+    await replay(claim, res);
+  };
+
+  /**
+   * D38: a streamed body's claim. While its import runs, the key is held by a transaction-level advisory lock (on
+   * every instance), and a retry meanwhile is a 409 at once rather than a wait of minutes holding a connection;
+   * the claim itself is written with the body's hash once the import has read it, just before commit.
+   */
+  const streamedParticipant = (claim: Claim, req: Request, onCommit: () => void): TransactionParticipant => {
+    const hasher = requestHasher(req);
+    req.bodyHasher = hasher;
+    return {
+      onBegin: async (tx) => {
+        if (!(await tryLockKey(tx, claim.subject, claim.key))) {
+          req.resume();
+          throw inProgress(claim.key);
+        }
+        if (await selectRecord(tx, claim.subject, claim.key)) throw new KeyTaken();
+      },
+      onBeforeCommit: async (tx) => {
+        claim.requestHash = hasher.digest('hex');
+        if (!(await insertClaim(tx, claim))) throw new KeyTaken();
+      },
+      onCommit,
+    };
+  };
+
   const before: RequestHandler = async (req, res, next) => {
     const claim = claimOf(req, ttlSeconds);
     if (!claim) return next();
     res.locals.idempotencyClaim = claim;
     const existing = await selectRecord(pool, claim.subject, claim.key);
     if (existing?.expired) await deleteExpiredRecord(pool, claim.subject, claim.key);
-    else if (existing) return replay(claim, res);
+    else if (existing) return replayAfterBody(claim, req, res);
 
     let committed = false;
-    const participant: TransactionParticipant = {
-      onBegin: async (tx) => {
-        if (!committed && !(await insertClaim(tx, claim))) throw new KeyTaken();
-      },
-      onCommit: () => {
-        committed = true;
-      },
-    };
+    const participant: TransactionParticipant = claim.streamed
+      ? streamedParticipant(claim, req, () => (committed = true))
+      : {
+          onBegin: async (tx) => {
+            if (!committed && !(await insertClaim(tx, claim))) throw new KeyTaken();
+          },
+          onCommit: () => {
+            committed = true;
+          },
+        };
     // The response is stored before it leaves, so a client that got it never meets a pending record.
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     res.end = ((...args: unknown[]) => {
@@ -142,10 +186,10 @@ export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptio
     transactionParticipants.run(participant, next);
   };
 
-  const afterError: ErrorRequestHandler = (error, _req, res, next) => {
-    const claim = res.locals.idempotencyClaim as ClaimValues | undefined;
+  const afterError: ErrorRequestHandler = (error, req, res, next) => {
+    const claim = res.locals.idempotencyClaim as Claim | undefined;
     if (!(error instanceof KeyTaken) || !claim) return next(error);
-    replay(claim, res).catch(next);
+    replayAfterBody(claim, req, res).catch(next);
   };
 
   const hashOf = (req: Request): Hash | undefined => (req.get(HEADER) === undefined ? undefined : requestHasher(req));

@@ -69,3 +69,15 @@ export async function deleteExpiredRecords(db: Queryable): Promise<number> {
   const result = await db.query('DELETE FROM idempotency_record WHERE expires_at < now()');
   return result.rowCount ?? 0;
 }
+
+/**
+ * Holds the key for the rest of the transaction, on every instance, without waiting: false when another
+ * transaction holds it (D38: a streamed request with the same key still running).
+ */
+export async function tryLockKey(tx: Tx, subject: string, key: string): Promise<boolean> {
+  const result = await tx.query<{ locked: boolean }>(
+    `SELECT pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0)) AS locked`,
+    [subject, key],
+  );
+  return result.rows[0]!.locked;
+}

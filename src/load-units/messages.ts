@@ -25,6 +25,13 @@ export const loadUnitErrors = {
       `LoadUnit [${pKey}] is already assigned to or carries another Product than [${sku}]`,
       [pKey, sku],
     ),
+  alreadyAssignedInIntake: (line: number, transportUnitBK: string, position: string, sku: string): ApiError =>
+    badRequest(
+      LoadUnitMessageKeys.alreadyAssigned,
+      `line ${line}: the LoadUnit at position [${position}] on TransportUnit [${transportUnitBK}] already carries ` +
+        `another Product than [${sku}]`,
+      [`line ${line}`, transportUnitBK, position, sku],
+    ),
   notOnTransportUnit: (transportUnitBK: string, position: string): ApiError =>
     notFound(
       LoadUnitMessageKeys.onTuNotExists,

@@ -156,20 +156,31 @@ export async function obtainIntakeLoadUnits(
   return {};
 }
 
+/** A line D17 refuses, with its LoadUnit: `created` by this intake (then gone with its rollback) or stored before. */
+export interface RefusedIntakeLine {
+  readonly line: number;
+  readonly loadUnitPKey: string;
+  readonly created: boolean;
+  readonly transportUnitBK: string;
+  readonly luPos: string;
+  readonly sku: string;
+}
+
 /**
  * D17: the first line putting a Product into a LoadUnit assigned to, or carrying, another one, or into a LoadUnit
  * an earlier line of the intake put another Product into.
  */
-export async function firstOtherProductInLoadUnit(tx: Tx): Promise<{ loadUnitPKey: string; sku: string } | undefined> {
-  const result = await tx.query<{ loadUnitPKey: string; sku: string }>(
-    `SELECT "loadUnitPKey", sku FROM (
-       SELECT il.first_line AS line, lu.p_key AS "loadUnitPKey", il.first_sku AS sku
+export async function firstOtherProductInLoadUnit(tx: Tx): Promise<RefusedIntakeLine | undefined> {
+  const result = await tx.query<RefusedIntakeLine>(
+    `SELECT line, "loadUnitPKey", created, "transportUnitBK", "luPos", sku FROM (
+       SELECT il.first_line AS line, lu.p_key AS "loadUnitPKey", il.created, il.transport_unit_bk AS "transportUnitBK",
+              il.lu_pos AS "luPos", il.first_sku AS sku
          FROM intake_load_unit il JOIN load_unit lu ON lu.id = il.load_unit_id JOIN product p ON p.sku = il.first_sku
         WHERE lu.product_id <> p.id
            OR EXISTS (SELECT 1 FROM packaging_unit pu
                        WHERE pu.load_unit_id = lu.id AND pu.product_id <> p.id AND pu.qty_magnitude > 0)
        UNION ALL
-       SELECT i.line, lu.p_key, i.sku
+       SELECT i.line, lu.p_key, il.created, il.transport_unit_bk, il.lu_pos, i.sku
          FROM unit_intake i
               JOIN intake_load_unit il ON il.transport_unit_bk = i.transport_unit_bk AND il.lu_pos = i.lu_pos
               JOIN load_unit lu ON lu.id = il.load_unit_id

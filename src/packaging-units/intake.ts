@@ -75,6 +75,10 @@ async function refuseWhatSingleCreatesWould(tx: Tx, hasLoadUnits: boolean, mixed
   if (missingType) throw loadUnitErrors.loadUnitTypeMissing(missingType.position, missingType.transportUnitBK);
   if (!mixedAllowed) {
     const refused = await firstOtherProductInLoadUnit(tx);
+    // D38: a LoadUnit this intake created is gone with its rollback; it is named as the client sent it.
+    if (refused?.created) {
+      throw loadUnitErrors.alreadyAssignedInIntake(refused.line, refused.transportUnitBK, refused.luPos, refused.sku);
+    }
     if (refused) throw loadUnitErrors.alreadyAssigned(refused.loadUnitPKey, refused.sku);
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -7,15 +8,23 @@ import { parseArgs } from 'node:util';
 import { parseOptions, refuseCommandLine } from '../command-line.js';
 import { CsvToNdjson, PACKAGING_UNIT_CSV, PRODUCT_CSV } from './import-csv.js';
 import { ImportProgress } from './import-progress.js';
+import { confirmCancelled } from './import-cancel.js';
 
 const USAGE = `Usage: node dist/products/import-cli.js [--url URL] [--token TOKEN] [--format ndjson|csv]
-                                         [--on-conflict fail|skip|update | --packaging-units] FILE
+                                         [--on-conflict fail|skip|update | --packaging-units]
+                                         [--no-idempotency-key] FILE
        npm run --silent import -- [options] FILE
 
 Streams FILE to POST /v1/products of a running service as one all-or-nothing import (application/x-ndjson),
-with a progress line on stderr. Exits 0 once the service has stored the import, saying how many Products it
-created, skipped and updated; 1 with the service's error when it refused the import (then nothing is stored) or
-could not be reached; 2 when called the wrong way.
+with a progress line on stderr. Exits 0 once the service has stored the import, saying on stdout how many
+Products it created, skipped and updated; 1 with the service's error when it refused the import (then nothing is
+stored) or could not be reached; 2 when called the wrong way; 130 after Ctrl-C.
+
+The import is sent with an Idempotency-Key made of the file's SHA-256 and the target URL (printed on stderr):
+running the same command again after an interruption stores the file once, answering the first answer. Ctrl-C
+ends the upload; the service then rolls the import back, and the command waits up to 5 s for it to confirm,
+printing "cancelled, nothing stored", or else "the service may have stored it; run the same command again, it
+is idempotent".
 
   FILE             NDJSON (one Product per line, as POST /v1/products takes them), or CSV with a header row
   --packaging-units
@@ -24,6 +33,8 @@ could not be reached; 2 when called the wrong way.
   --url URL        the service's base URL (default: $INVENTORY_URL, else http://127.0.0.1:8080)
   --token TOKEN    a bearer token that may write (default: $TOKEN; npm run -s token prints one)
   --format FORMAT  ndjson or csv (default: csv for a name ending in .csv, else ndjson)
+  --no-idempotency-key
+                   send no Idempotency-Key (a second run then imports the file again)
   --on-conflict MODE
                    what to do with a SKU the service stores already: fail (the default: refuse the import),
                    skip (leave it as it is) or update (replace it by its line, as PUT does, where it differs);
@@ -50,6 +61,7 @@ interface Options {
   readonly format: 'ndjson' | 'csv';
   /** A stock intake of PackagingUnits rather than a product import. */
   readonly packagingUnits: boolean;
+  readonly idempotencyKey: boolean;
 }
 
 const ON_CONFLICT = ['fail', 'skip', 'update'];
@@ -66,6 +78,7 @@ function optionsOf(args: readonly string[]): Options {
           format: { type: 'string' },
           'on-conflict': { type: 'string' },
           'packaging-units': { type: 'boolean' },
+          'no-idempotency-key': { type: 'boolean' },
           help: { type: 'boolean', short: 'h' },
         },
       }),
@@ -92,7 +105,8 @@ function optionsOf(args: readonly string[]): Options {
   }
   const token = parsed.values.token ?? process.env.TOKEN;
   if (!token) refuseCommandLine('No token: pass --token or set TOKEN.', USAGE);
-  return { file, url, token, format, packagingUnits };
+  const idempotencyKey = !(parsed.values['no-idempotency-key'] ?? false);
+  return { file, url, token, format, packagingUnits, idempotencyKey };
 }
 
 const count = (value: number): string => Math.round(value).toLocaleString('en-US');
@@ -143,7 +157,16 @@ function errorText(answer: Answer): string {
   return answer.body.trim().slice(0, 2000) || '(no body)';
 }
 
-async function importFile({ file, url, token, format, packagingUnits }: Options): Promise<number> {
+/** D38: the same file to the same target is the same request, whenever it is sent again. */
+async function idempotencyKeyOf(file: string, url: URL): Promise<string> {
+  const fileHash = createHash('sha256');
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) fileHash.update(chunk);
+  return createHash('sha256')
+    .update(`${fileHash.digest('hex')}\n${url.href}`)
+    .digest('hex');
+}
+
+async function importFile({ file, url, token, format, packagingUnits, idempotencyKey }: Options): Promise<number> {
   let size: number;
   try {
     const stat = statSync(file);
@@ -153,6 +176,8 @@ async function importFile({ file, url, token, format, packagingUnits }: Options)
     process.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
     return 1;
   }
+  const key = idempotencyKey ? await idempotencyKeyOf(file, url) : undefined;
+  if (key) process.stderr.write(`Idempotency-Key: ${key}\n`);
   const progress = new ImportProgress(size);
   const stopPrinting = printEverySoOften(progress);
   const request = (url.protocol === 'https:' ? https : http).request(url, {
@@ -161,6 +186,7 @@ async function importFile({ file, url, token, format, packagingUnits }: Options)
       Authorization: `Bearer ${token}`,
       'Content-Type': 'application/x-ndjson',
       Accept: 'application/json',
+      ...(key && { 'Idempotency-Key': key }),
       // NDJSON goes as it is, so the service can refuse a file over its limit before anything is sent.
       ...(format === 'ndjson' && size > 0 && { 'Content-Length': String(size) }),
     },
@@ -191,11 +217,30 @@ async function importFile({ file, url, token, format, packagingUnits }: Options)
     () => progress.sent(),
     (error: Error) => error,
   );
+  let interrupted = false;
+  const interruption = new Promise<void>((resolve) =>
+    process.once('SIGINT', () => {
+      interrupted = true;
+      request.destroy();
+      resolve();
+    }),
+  );
   let answer: Answer;
   try {
-    answer = await answered;
+    answer = await Promise.race([answered, interruption.then(() => Promise.reject(new Error('interrupted')))]);
   } catch (error) {
     stopPrinting();
+    if (interrupted) {
+      const cancelled = key !== undefined && (await confirmCancelled(url, token, key));
+      process.stderr.write(
+        cancelled
+          ? 'Interrupted: cancelled, nothing stored\n'
+          : key
+            ? 'Interrupted: the service may have stored it; run the same command again, it is idempotent\n'
+            : 'Interrupted: the service may have stored it (sent without an Idempotency-Key)\n',
+      );
+      return 130;
+    }
     const cause = (await uploaded) ?? (error as Error);
     process.stderr.write(`Import failed after ${count(progress.rows)} rows: ${cause.message}\n`);
     return 1;
@@ -205,13 +250,13 @@ async function importFile({ file, url, token, format, packagingUnits }: Options)
     const seconds = progress.seconds;
     const { created, skipped, updated } = JSON.parse(answer.body) as Record<string, number>;
     if (packagingUnits) {
-      process.stderr.write(
+      process.stdout.write(
         `Took in ${count(created ?? 0)} ${created === 1 ? 'PackagingUnit' : 'PackagingUnits'} in ` +
           `${seconds.toFixed(1)} s (${count((created ?? 0) / seconds)}/s)\n`,
       );
       return 0;
     }
-    process.stderr.write(
+    process.stdout.write(
       `Imported ${count(progress.rows)} ${progress.rows === 1 ? 'Product' : 'Products'} in ${seconds.toFixed(1)} s ` +
         `(${count(progress.rows / seconds)}/s): ${created} created, ${skipped} skipped, ${updated} updated\n`,
     );

@@ -10,6 +10,7 @@ export type OnConflict = 'fail' | 'skip' | 'update';
  * The staging table of one streamed import: a product, each of its units and each of its stacking rules is one row
  * (`kind` p, u, r), so that a single COPY carries them all; `line` is the body line that sent it. `outcome` says
  * what becomes of the rows of a SKU: c(reated), u(pdated), or NULL (skipped); with `fail` every row is created.
+ * `stored`: the Product of the SKU is stored and locked by this import (lockStoredImportedProducts).
  * Temporary and dropped at commit: the session's own, written without WAL.
  */
 export async function createImportTable(tx: Tx, onConflict: OnConflict): Promise<void> {
@@ -18,7 +19,8 @@ export async function createImportTable(tx: Tx, onConflict: OnConflict): Promise
        kind "char" NOT NULL, line integer NOT NULL, position integer, sku text NOT NULL, label text, account_id text,
        code text, magnitude numeric, unit_code text, description text, availability_state text, classification text,
        product_group text, stock_zone text, overbooking_allowed boolean, dimension json, details json,
-       no_products integer, allowed_sku text, outcome "char" ${onConflict === 'fail' ? `DEFAULT 'c'` : ''}
+       no_products integer, allowed_sku text, outcome "char" ${onConflict === 'fail' ? `DEFAULT 'c'` : ''},
+       stored boolean
      ) ON COMMIT DROP`,
   );
 }
@@ -119,7 +121,26 @@ export async function insertImportedProducts(tx: Tx): Promise<void> {
   );
 }
 
-/** Inserts the imported Products not stored yet, in line order (skip, update), and marks them created. */
+/**
+ * D38: locks the stored Products the import names, in id order, and marks their lines `stored`: `update` for the
+ * update it may make, `skip` against a delete (FOR KEY SHARE lets other changes of the Product go on). What skip and
+ * update then decide holds until commit: a Product deleted meanwhile is either found deleted here (its line is
+ * created) or its delete waits for the import. Deciding from a snapshot instead reported a line skipped whose
+ * Product a concurrent delete had just removed.
+ */
+export async function lockStoredImportedProducts(tx: Tx, onConflict: Exclude<OnConflict, 'fail'>): Promise<void> {
+  await tx.query(
+    `WITH locked AS (
+       SELECT p.sku FROM product p JOIN product_import i ON i.kind = 'p' AND i.sku = p.sku
+        ORDER BY p.id FOR ${onConflict === 'update' ? 'UPDATE' : 'KEY SHARE'} OF p)
+     UPDATE product_import i SET stored = true FROM locked l WHERE i.sku = l.sku`,
+  );
+}
+
+/**
+ * Inserts the imported Products not stored (and locked) yet, in line order (skip, update), and marks them created;
+ * one another request created meanwhile stays unmarked, as if stored before.
+ */
 export async function insertNewImportedProducts(tx: Tx): Promise<void> {
   await tx.query(
     `WITH created AS (
@@ -129,7 +150,7 @@ export async function insertNewImportedProducts(tx: Tx): Promise<void> {
        SELECT sku, label, account_id, magnitude, unit_code, description, COALESCE(availability_state, 'AVAILABLE'),
               classification, product_group, stock_zone, COALESCE(overbooking_allowed, false), dimension, details
          FROM product_import i
-        WHERE kind = 'p' AND NOT EXISTS (SELECT 1 FROM product p WHERE p.sku = i.sku)
+        WHERE kind = 'p' AND stored IS NOT TRUE
         ORDER BY line
        ON CONFLICT (sku) DO NOTHING
        RETURNING sku)
@@ -139,15 +160,11 @@ export async function insertNewImportedProducts(tx: Tx): Promise<void> {
 
 /**
  * D35's update: marks the stored Products whose line differs from them in any field, unit or stacking rule (D12's
- * full replacement would change them), after locking them all in id order. Quantities compare by value, JSON by
+ * full replacement would change them); lockStoredImportedProducts has locked them. Quantities compare by value, JSON by
  * content. Units and rules are gathered per SKU on both sides first, so the comparison is a few hash joins however
  * many Products the import holds.
  */
 export async function markChangedImportedProducts(tx: Tx): Promise<void> {
-  await tx.query(
-    `SELECT p.id FROM product p JOIN product_import i ON i.kind = 'p' AND i.sku = p.sku
-      WHERE i.outcome IS NULL ORDER BY p.id FOR UPDATE OF p`,
-  );
   await tx.query(
     `WITH stored AS (
        SELECT p.*, i.label AS new_label, i.account_id AS new_account_id, i.magnitude AS new_magnitude,

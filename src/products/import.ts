@@ -18,6 +18,7 @@ import {
   insertImportedRules,
   insertImportedUnits,
   insertNewImportedProducts,
+  lockStoredImportedProducts,
   markChangedImportedProducts,
   type OnConflict,
   unknownStackedProducts,
@@ -102,6 +103,7 @@ async function storeImported(
     if ((await conflictingImportedSkus(tx, 1, false)).length > 0) {
       return await refuseConflicts(tx, onConflict, reportLimit);
     }
+    await lockStoredImportedProducts(tx, onConflict);
     await insertNewImportedProducts(tx);
     if (onConflict === 'update') {
       await markChangedImportedProducts(tx);

@@ -34,6 +34,8 @@ describe('loadConfig defaults (D26)', () => {
         importLimit: { text: '1gb', bytes: 1_073_741_824 },
         importMaxConcurrent: 2,
         importStallTimeoutMs: 30_000,
+        importMinBytesPerSecond: 1024,
+        importMinRateWindowMs: 30_000,
       },
       trustProxy: false,
       mixedLoadUnits: false,
@@ -185,6 +187,8 @@ describe('loadConfig defaults (D26)', () => {
       importLimit: { text: '1gb', bytes: 1_073_741_824 },
       importMaxConcurrent: 2,
       importStallTimeoutMs: 30_000,
+      importMinBytesPerSecond: 1024,
+      importMinRateWindowMs: 30_000,
     });
     expect(loadConfig({ BODY_LIMIT: '2mb', BULK_BODY_LIMIT: '8mb' }).bodies.bulkLimit.bytes).toBe(8 * 1_048_576);
   });

@@ -15,6 +15,10 @@ const command = useImportCommand(() => ctx.app);
 
 const token = (): string => bearer().slice('Bearer '.length);
 
+/** D38: the command prints the Idempotency-Key it sends first, on stderr. */
+const KEY_LINE = /^Idempotency-Key: [0-9a-f]{64}\n/;
+const withoutKey = (stderr: string): string => stderr.replace(KEY_LINE, '');
+
 async function runIntake(name: string, text: string, args: readonly string[] = []): Promise<CommandOutcome> {
   const file = await command.givenFile(name, text);
   return runCommand([IMPORT_CLI, '--url', command.url, '--packaging-units', ...args, file], { TOKEN: token() });
@@ -49,8 +53,8 @@ describe('node dist/products/import-cli.js --packaging-units (npm run import)', 
 
     const outcome = await runIntake('units.ndjson', lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
 
-    expect(outcome.stderr).toMatch(/^Took in 2 PackagingUnits in \d+\.\d s \([\d,]+\/s\)\n$/);
-    expect(outcome).toMatchObject({ code: 0, stdout: '' });
+    expect(outcome.stdout).toMatch(/^Took in 2 PackagingUnits in \d+\.\d s \([\d,]+\/s\)\n$/);
+    expect(outcome).toMatchObject({ code: 0, stderr: expect.stringMatching(KEY_LINE) as unknown });
     expect((await storedUnits(sku)).map((unit) => [unit.qty, unit.bk, unit.luPos])).toEqual([
       ['1', bk, '1'],
       ['2', bk, '1'],
@@ -71,8 +75,8 @@ describe('node dist/products/import-cli.js --packaging-units (npm run import)', 
         `${weight},1.25,KG,,,,${locationId},,,,,,\r\n`,
     );
 
-    expect(outcome).toMatchObject({ code: 0, stdout: '' });
-    expect(outcome.stderr).toMatch(/^Took in 2 PackagingUnits in /);
+    expect(outcome).toMatchObject({ code: 0, stderr: expect.stringMatching(KEY_LINE) as unknown });
+    expect(outcome.stdout).toMatch(/^Took in 2 PackagingUnits in /);
     expect(await storedUnits(piece)).toEqual([
       {
         qty: '2',
@@ -102,7 +106,7 @@ describe('node dist/products/import-cli.js --packaging-units (npm run import)', 
     );
 
     expect(outcome).toMatchObject({ code: 1, stdout: '' });
-    expect(outcome.stderr).toBe(
+    expect(withoutKey(outcome.stderr)).toBe(
       'Import refused, nothing stored: HTTP 400 Bad Request: line 2: quantity.magnitude: must be greater than 0\n',
     );
     expect(await storedUnits(sku)).toEqual([]);

@@ -348,7 +348,11 @@ describe('POST /v1/packaging-units as NDJSON: stock intake (D35)', () => {
 
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ messageKey: 'owms.wms.inv.lu.alreadyAssigned', httpStatus: '400' });
-    expect(response.body.obj).toEqual([expect.any(String), n.weight]);
+    // D38: the LoadUnit the rollback removed is named as the client sent it, not by a pKey that no longer exists.
+    expect(response.body.message).toBe(
+      `line 2: the LoadUnit at position [1] on TransportUnit [${n.tus[0]}] already carries another Product than [${n.weight}]`,
+    );
+    expect(response.body.obj).toEqual(['line 2', n.tus[0], '1', n.weight]);
     expect(await tableCounts()).toEqual(before);
   });
 
