@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
@@ -8,6 +9,10 @@ import { readSizeFor, type FeedReader } from './feed-reader.js';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;
+/** The shortest time between two writes of one stream's events. */
+const BATCH_MS = 100;
+/** How soon a quiet filtered stream tells its reader the position it has read the feed through. */
+const POSITION_MS = 1000;
 
 export interface EventStreamSettings {
   /** Streams a process keeps open at once; one more is a 503 with Retry-After. */
@@ -32,8 +37,8 @@ function frame(entry: FeedEntry): string {
 
 /**
  * A block with an id and no data: EventSource takes it as its last event id and dispatches nothing. It tells a
- * filtered reader how far the whole feed was read, so its reconnect resumes there (and the opening one, where a
- * new stream starts).
+ * filtered reader how far the whole feed was read, so its reconnect resumes there (the opening one: where a new
+ * stream starts). Events a reconnect reads again between an older id and there matched no filter: none repeats.
  */
 function position(cursor: number): string {
   return `id: ${cursor}\n\n`;
@@ -106,6 +111,7 @@ export class EventStreams {
     // Proxies that buffer answers (nginx) would hold the events back.
     res.setHeader('X-Accel-Buffering', 'no');
     let cursor = after;
+    let sentId = cursor;
     await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
     writer.flush();
     let lastWrite = Date.now();
@@ -116,26 +122,38 @@ export class EventStreams {
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
         size = readSizeFor(entries, this.outgoing.limits.bufferBytes, limit);
-        let sentThrough = cursor;
+        let matched = false;
         for (const entry of entries) {
           cursor = entry.position;
           if (!matches(filter, entry)) continue;
           if (!(await writer.send(frame(entry)))) return;
-          sentThrough = cursor;
+          matched = true;
+          sentId = cursor;
         }
-        if (sentThrough !== cursor && !(await writer.send(position(cursor)))) return;
+        // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
+        if (!matched) continue;
         writer.flush();
         lastWrite = Date.now();
         continue;
       }
-      const quietFor = this.settings.heartbeatMs - (Date.now() - lastWrite);
-      if (quietFor <= 0) {
-        lastWrite = Date.now();
-        if (!(await writer.send(': keep-alive\n\n'))) return;
+      // Quiet: the cursor a filtered reader has not been told yet goes out within POSITION_MS, else a heartbeat
+      // after heartbeatMs without a write, so proxies and browsers see the connection is alive.
+      const now = Date.now();
+      const due = lastWrite + (sentId === cursor ? this.settings.heartbeatMs : POSITION_MS);
+      if (now >= due) {
+        lastWrite = now;
+        if (!(await writer.send(sentId === cursor ? ': keep-alive\n\n' : position(cursor)))) return;
+        sentId = cursor;
         writer.flush();
         continue;
       }
+      const quietFor = due - now;
       await this.reader.waitBeyond(cursor, quietFor, writer.ended);
+      // Events that come one by one are written at most every BATCH_MS: a stream's write and flush, not each
+      // event's, is what a thousand open streams cost the instance.
+      const sinceWrite = Date.now() - lastWrite;
+      if (sinceWrite < BATCH_MS)
+        await delay(BATCH_MS - sinceWrite, undefined, { signal: writer.ended }).catch(() => {});
     }
   }
 }
