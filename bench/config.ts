@@ -38,6 +38,8 @@ export interface BenchConfig {
   readonly scenarios: readonly number[];
   /** Start the service and the ceiling app with --cpu-prof; profiles land in bench/results/profiles/. */
   readonly cpuProfile: boolean;
+  /** Scenario 1 also against an instance verifying RS256 tokens with a JWKS (issue 36). */
+  readonly jwks: boolean;
   /** Another build of the service to measure (an experiment with a change to src/); default dist/main.js. */
   readonly serviceMain: string | undefined;
   /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
@@ -213,6 +215,7 @@ export function loadBenchConfig(): BenchConfig {
   const serviceMain = process.env.BENCH_SERVICE_MAIN?.trim() || undefined;
   const serviceEnv = keyValues(process.env.BENCH_SERVICE_ENV);
   const cpuProfile = process.env.BENCH_CPU_PROF === '1' || process.env.BENCH_CPU_PROF === 'true';
+  const jwks = process.env.BENCH_JWKS === '1' || process.env.BENCH_JWKS === 'true';
   const amqpUrl = process.env.BENCH_AMQP_URL?.trim() || DEFAULT_AMQP_URL;
   if (!/^amqps?:\/\//.test(amqpUrl)) throw new Error('BENCH_AMQP_URL must be an amqp:// or amqps:// URL');
   const issueSizes =
@@ -227,6 +230,7 @@ export function loadBenchConfig(): BenchConfig {
     databaseUrl,
     scenarios,
     cpuProfile,
+    jwks,
     serviceMain,
     serviceEnv,
     amqpUrl,

@@ -8,6 +8,7 @@ import { step } from './progress.js';
 import { compareReads } from './read-comparison.js';
 import { formatNumber, measurementOf, type BenchContext, type ScenarioResult, type TargetCheck } from './results.js';
 import { productSku } from './seed.js';
+import { jwksVariant } from './scenario-1-jwks.js';
 import { SERVICE_APPLICATION } from './service.js';
 
 const TAG_PAGE = 5_000;
@@ -86,12 +87,17 @@ export async function productsBySku(bench: BenchContext): Promise<ScenarioResult
   const revalidated = await revalidatedLookups(bench);
   const plainRun = plain.details.service as LoadResult;
   const cpu = (run: LoadResult): string => `${formatNumber(serviceCpuMs(run) ?? Number.NaN, 3)} ms`;
+  const jwks = bench.config.jwks ? await jwksVariant(bench, plainRun) : undefined;
   return {
     ...plain,
-    extra: [measurementOf('service, If-None-Match with the current tag (all 304)', revalidated)],
+    extra: [
+      measurementOf('service, If-None-Match with the current tag (all 304)', revalidated),
+      ...(jwks?.measurements ?? []),
+    ],
     targets: [...plain.targets, only304(revalidated)],
-    details: { ...plain.details, revalidated },
+    details: { ...plain.details, revalidated, ...jwks?.details },
     notes: [
+      ...(jwks?.notes ?? []),
       `If-None-Match hits: ${formatNumber(revalidated.requestsPerSecond)} req/s, ` +
         `${(revalidated.requestsPerSecond / plainRun.requestsPerSecond).toFixed(2)} × the plain lookups; p99 ` +
         `${formatNumber(revalidated.p99Ms)} ms against ${formatNumber(plainRun.p99Ms)} ms; service CPU ` +

@@ -58,8 +58,10 @@ fi
 
 # --- the documented example secret ---
 # Issue 16: an example the service refuses (under 16 characters) put the stack into a restart loop. Checked with the
-# service's own loadConfig, as the compose file runs it (production, a DATABASE_URL).
-example="$(sed -n 's/^#.*AUTH_JWT_SECRET=\([^ ]*\) docker.*/\1/p' docker-compose.yml | head -n 1)"
+# service's own loadConfig, as the compose file runs it (production, a DATABASE_URL). The example generates the
+# secret (D37: production refuses short and published ones): its command is run here.
+example_command="$(sed -n 's/^#.*AUTH_JWT_SECRET=\$(\([^)]*\)) docker.*/\1/p' docker-compose.yml | head -n 1)"
+example="$([ -n "$example_command" ] && $example_command)"
 accept_secret='import { loadConfig } from "./src/config.ts";
 try {
   loadConfig({ NODE_ENV: "production", AUTH_JWT_SECRET: process.env.EXAMPLE_SECRET, DATABASE_URL: "postgres://db/inventory" });

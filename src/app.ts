@@ -6,7 +6,8 @@ import type { Config } from './config.js';
 import { primaryReads, type ReadReplica } from './db/read-replica.js';
 import { registerTypeParsers } from './db/type-parsers.js';
 import { createIdempotency } from './idempotency/middleware.js';
-import { authenticate, createTokenVerifier } from './http/auth.js';
+import { createIdentity } from './auth/identity.js';
+import { authenticate } from './http/auth.js';
 import { errorHandler } from './http/error-handler.js';
 import { addIndexRoutes } from './http/index-routes.js';
 import { createMetrics } from './http/metrics.js';
@@ -101,6 +102,9 @@ export function createApp({
   app.set(PUBLIC_BASE_URL, config.publicBaseUrl);
   app.set('etag', false);
 
+  const identity = createIdentity(config.auth, {
+    onProblem: (message, error) => logger.warn({ err: error }, message),
+  });
   const registry = new OpenAPIRegistry();
   const idempotency = createIdempotency({
     pool,
@@ -131,7 +135,7 @@ export function createApp({
     checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
   );
   app.use(compress(config.compressionLevel));
-  app.use(authenticate(createTokenVerifier(config.auth), isPublic));
+  app.use(authenticate(identity, isPublic));
 
   addIndexRoutes(routes);
   for (const addFeatureRoutes of FEATURES) addFeatureRoutes(routes, { pool, reads, config, events, streams, imports });
@@ -144,6 +148,7 @@ export function createApp({
     () => (apiDocument ??= buildApiDocument(registry)),
     isDraining,
     readReplica,
+    () => identity.ready,
   );
   app.use(routes.router);
 

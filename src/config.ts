@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { checkAuthSettings } from './auth/settings.js';
 import { z } from 'zod';
 import { tracingRequested } from './tracing/settings.js';
 
@@ -114,6 +115,13 @@ const environmentSchema = z
       .min(60)
       .max(366 * 86_400)
       .optional(),
+    AUTH_JWKS_URL: z.string().refine(isHttpUrl, { message: 'must be an http:// or https:// URL' }).optional(),
+    AUTH_OIDC_ISSUER_URL: z.string().refine(isHttpUrl, { message: 'must be an http:// or https:// URL' }).optional(),
+    AUTH_JWKS_REFRESH_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+    AUTH_SCOPE_CLAIMS: z
+      .string()
+      .default('scope,scp')
+      .transform((value) => value.split(/[\s,]+/).filter(Boolean)),
     AUTH_REQUIRED_SCOPES_READ: scopeList,
     AUTH_REQUIRED_SCOPES_WRITE: scopeList,
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
@@ -201,20 +209,7 @@ const environmentSchema = z
         message: `must not be smaller than HTTP_HEADERS_TIMEOUT_MS (${env.HTTP_HEADERS_TIMEOUT_MS})`,
       });
     }
-    if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['AUTH_JWT_PUBLIC_KEY'],
-        message: 'set either AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY, not both',
-      });
-    }
-    if (env.NODE_ENV === 'production' && !env.AUTH_JWT_SECRET && !env.AUTH_JWT_PUBLIC_KEY) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['AUTH_JWT_SECRET'],
-        message: 'is required in production (or AUTH_JWT_PUBLIC_KEY)',
-      });
-    }
+    checkAuthSettings(env, ctx);
   });
 
 /**
@@ -312,6 +307,13 @@ export interface AuthConfig {
   /** Tokens whose `exp` lies further than this after their `iat` (or now, without one) are refused. */
   readonly maxLifetimeSeconds?: number;
   readonly requiredScopes?: { readonly read: readonly string[]; readonly write: readonly string[] };
+  /** D37: an OpenID Connect provider, found by discovery; or its key set directly (with `issuer`). */
+  readonly oidcIssuerUrl?: string;
+  readonly jwksUrl?: string;
+  /** How old the provider's cached key set may grow before it is fetched again in the background. */
+  readonly jwksRefreshSeconds: number;
+  /** Dotted claim paths whose strings are the token's scopes (`scope`, `scp`, `roles`, `realm_access.roles`). */
+  readonly scopeClaims: readonly string[];
 }
 
 export type PoolMode = 'session' | 'transaction';
@@ -443,6 +445,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       audience: env.AUTH_JWT_AUDIENCE,
       maxLifetimeSeconds: env.AUTH_MAX_TOKEN_LIFETIME_SECONDS,
       requiredScopes: Object.freeze({ read: env.AUTH_REQUIRED_SCOPES_READ, write: env.AUTH_REQUIRED_SCOPES_WRITE }),
+      oidcIssuerUrl: env.AUTH_OIDC_ISSUER_URL,
+      jwksUrl: env.AUTH_JWKS_URL,
+      jwksRefreshSeconds: env.AUTH_JWKS_REFRESH_SECONDS,
+      scopeClaims: Object.freeze(env.AUTH_SCOPE_CLAIMS),
     }),
     logLevel: env.LOG_LEVEL,
     bodies: Object.freeze(bodyLimitsOf(env)),

@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openReadReplica } from './db/read-replica.js';
-import { createTokenVerifier } from './http/auth.js';
+import { publicKeyOf } from './auth/fixed-keys.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { startEvents, type EventsRuntime } from './events/runtime.js';
 import { HistoryRetention } from './history/retention.js';
@@ -25,7 +25,8 @@ const DEVELOPMENT_TOKEN_SECONDS = 12 * 3600;
 
 /** D26: without a configured key, development gets a persistent secret under DATA_DIR and a ready token. */
 async function resolveAuth(config: Config, logger: Logger): Promise<Config> {
-  if (config.auth.secret || config.auth.publicKey) return config;
+  const { publicKey, jwksUrl, oidcIssuerUrl } = config.auth;
+  if (config.auth.secret || publicKey || jwksUrl || oidcIssuerUrl) return config;
   const secret = await readOrCreateDevelopmentSecret(config.dataDir);
   const token = signDevelopmentToken(secret, {
     subject: 'developer',
@@ -165,8 +166,9 @@ async function main(): Promise<void> {
         'neither PUBLIC_BASE_URL nor ALLOWED_HOSTS is set: only localhost, loopback and the listening address are answered',
       );
     }
-    // A key the service cannot verify with stops the start here, before any database is opened.
-    createTokenVerifier(config.auth);
+    // A key the service cannot verify with stops the start here, before any database is opened. A provider's
+    // keys are read in the background: a provider that is briefly down must not keep the service from starting.
+    if (config.auth.publicKey) publicKeyOf(config.auth.publicKey);
     database = await openDatabase(config, logger);
     await migrate(database.sessionPool, logger);
     const readReplica =

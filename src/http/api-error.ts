@@ -9,6 +9,8 @@ export interface ApiErrorOptions {
   readonly body?: ApiErrorBody;
   /** Validation errors carry no `class` (D6). */
   readonly withClass?: boolean;
+  /** Headers the answer carries besides the body (a 403's WWW-Authenticate). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export class ApiError extends Error {
@@ -16,6 +18,7 @@ export class ApiError extends Error {
   readonly obj: readonly unknown[] | undefined;
   readonly body: ApiErrorBody;
   readonly withClass: boolean;
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     readonly status: number,
@@ -27,6 +30,7 @@ export class ApiError extends Error {
     this.obj = options.obj;
     this.body = options.body ?? 'full';
     this.withClass = options.withClass ?? true;
+    this.headers = options.headers ?? {};
   }
 }
 

@@ -10,8 +10,20 @@ export const ALLOWED_HEADERS = [
   'If-None-Match',
   'Last-Event-ID',
   'X-Request-Id',
+  // W3C Trace Context (D36): a page's tracer links its spans to the service's.
+  'traceparent',
+  'tracestate',
 ].join(', ');
-const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed'].join(', ');
+// WWW-Authenticate tells a page why its token was refused (RFC 6750), e.g. to log in again.
+const EXPOSED_HEADERS = [
+  'Location',
+  'ETag',
+  'Link',
+  'Retry-After',
+  'X-Request-Id',
+  'Idempotent-Replayed',
+  'WWW-Authenticate',
+].join(', ');
 /** Browsers cap it lower themselves (Chromium at 2 h); ten minutes keeps a changed setting from lingering long. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 

@@ -31,6 +31,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
 
   if (mapped instanceof ApiError) {
     const body = apiErrorBody(mapped);
+    for (const [name, value] of Object.entries(mapped.headers)) res.setHeader(name, value);
     res.status(mapped.status);
     if (body === undefined) {
       res.end();

@@ -16,12 +16,17 @@ export const MAX_TEXT_LENGTH = 4000;
 // eslint-disable-next-line no-control-regex
 const HIDDEN_CHARACTER = /[\x01-\x1f\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}]/u;
 
+/** True when the value holds a character that would hide or reorder what it shows (see HIDDEN_CHARACTER). */
+export function containsHiddenCharacters(value: string): boolean {
+  return HIDDEN_CHARACTER.test(value);
+}
+
 /** A string that identifies something: at most 255 characters, none of them hidden (may be blank or empty). */
 export function keyText() {
   return z
     .string()
     .max(MAX_KEY_LENGTH)
-    .refine((value) => !HIDDEN_CHARACTER.test(value), {
+    .refine((value) => !containsHiddenCharacters(value), {
       error: 'must not contain control, invisible or bidirectional formatting characters',
     });
 }

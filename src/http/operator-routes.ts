@@ -148,6 +148,7 @@ export function addOperatorRoutes(
   apiDocument: () => object,
   isDraining: () => boolean,
   readReplica?: ReadReplica,
+  identityIsReady: () => boolean = () => true,
 ): void {
   const databaseIsUp = databaseProbe(pool);
   routes.add({
@@ -199,17 +200,23 @@ export function addOperatorRoutes(
     produces: [JSON_TYPE],
     handler: async (_req: Request, res: Response) => {
       if (isDraining()) return void res.status(503).json({ status: 'OUT_OF_SERVICE' });
-      const up = await databaseIsUp();
+      // D37: until the identity provider's keys were read once, every token would be refused.
+      const up = identityIsReady() && (await databaseIsUp());
       res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN' });
     },
     doc: {
       operationId: 'health-readiness',
       tags: OPERATIONS,
-      summary: 'Readiness probe: the database answers and the service is not shutting down',
+      summary:
+        "Readiness probe: the database answers, the identity provider's keys were read, and the service is not shutting down",
       public: true,
       responses: {
         200: body('UP: ready for traffic', readinessSchema, [JSON_TYPE]),
-        503: body('DOWN without the database, OUT_OF_SERVICE while shutting down', readinessSchema, [JSON_TYPE]),
+        503: body(
+          "DOWN without the database or before the identity provider's keys were first read, OUT_OF_SERVICE while shutting down",
+          readinessSchema,
+          [JSON_TYPE],
+        ),
       },
     },
   });

@@ -308,9 +308,21 @@ function standardResponses(definition: RouteDefinition, idempotent: boolean): Re
   if (!doc.public) {
     add(
       401,
-      serverError('No bearer token, or one that is not valid', { 'WWW-Authenticate': { description: 'Bearer' } }),
+      serverError('No bearer token, or one that is not valid', {
+        'WWW-Authenticate': {
+          description: 'RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"`',
+        },
+      }),
     );
-    add(403, apiError('The token lacks a required scope', ['owms.common.auth.insufficientScope']));
+    add(403, {
+      ...apiError('The token lacks a required scope', ['owms.common.auth.insufficientScope']),
+      headers: {
+        'WWW-Authenticate': {
+          description:
+            'RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"`',
+        },
+      },
+    });
   }
   if (definition.produces) add(406, serverError('None of the media types in Accept is available'));
   if (idempotent) {

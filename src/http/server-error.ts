@@ -38,14 +38,29 @@ export function serverErrorBody(error: ServerError, path: string): ServerErrorBo
   };
 }
 
+/** RFC 6750 section 3: a quoted-string may hold only printable ASCII besides the quote and backslash. */
+function quoted(text: string): string {
+  return `"${text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?')}"`;
+}
+
+/** The `WWW-Authenticate` challenge of a refused bearer token (RFC 6750 section 3). */
+export function bearerChallenge(
+  error: 'invalid_token' | 'insufficient_scope',
+  description: string,
+  scope?: string,
+): string {
+  const parts = [`error=${quoted(error)}`, `error_description=${quoted(description)}`];
+  if (scope !== undefined) parts.push(`scope=${quoted(scope)}`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** Without a token the challenge names no error (RFC 6750 section 3.1). */
 export const unauthorized = (message: string, invalidToken: boolean): ServerError =>
   new ServerError(
     401,
     invalidToken ? 'InvalidBearerTokenException' : 'AuthenticationCredentialsNotFoundException',
     message,
-    {
-      'WWW-Authenticate': invalidToken ? 'Bearer error="invalid_token"' : 'Bearer',
-    },
+    { 'WWW-Authenticate': invalidToken ? bearerChallenge('invalid_token', message) : 'Bearer' },
   );
 
 export const routeNotFound = (method: string, path: string): ServerError =>

@@ -90,8 +90,13 @@ function readCommandLine(args: string[]): {
 /** `npm run token`: prints a fresh token on stdout and nothing else, so that TOKEN=$(…) can take it. */
 const request = readCommandLine(process.argv.slice(2));
 const config = loadConfigOrExit({ opensDatabase: false });
-if (config.auth.publicKey) {
-  process.stderr.write('AUTH_JWT_PUBLIC_KEY is configured: tokens come from your identity provider\n');
+const providerSetting = config.auth.publicKey
+  ? 'AUTH_JWT_PUBLIC_KEY'
+  : config.auth.jwksUrl
+    ? 'AUTH_JWKS_URL'
+    : config.auth.oidcIssuerUrl && 'AUTH_OIDC_ISSUER_URL';
+if (providerSetting) {
+  process.stderr.write(`${providerSetting} is configured: tokens come from your identity provider\n`);
   process.exit(1);
 }
 const { maxLifetimeSeconds } = config.auth;

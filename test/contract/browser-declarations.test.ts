@@ -143,7 +143,7 @@ describe('the document declares D33 (issue 27)', () => {
     expect(answered.headers?.['Access-Control-Allow-Methods']).toBeDefined();
     expect(answered.headers?.['Access-Control-Allow-Headers']?.description).toBe(
       'The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, ' +
-        'Last-Event-ID, X-Request-Id',
+        'Last-Event-ID, X-Request-Id, traceparent, tracestate',
     );
     expect(answered.headers?.['Access-Control-Max-Age']).toEqual({
       description: 'Seconds a browser may keep the answer: 600',

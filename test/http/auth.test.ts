@@ -18,7 +18,9 @@ async function expectInvalidToken(token: string, reason: RegExp, path = PROTECTE
     message: reason,
     path,
   });
-  expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  expect(response.headers['www-authenticate']).toBe(
+    `Bearer error="invalid_token", error_description="${response.body.message as string}"`,
+  );
   expect(response.text).not.toContain(token);
   for (const part of token.split('.').filter((segment) => segment.length > 8)) {
     expect(response.text).not.toContain(part);
@@ -223,7 +225,9 @@ describe('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE configured', () => {
       message: reason,
       path: PROTECTED,
     });
-    expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(response.headers['www-authenticate']).toBe(
+      `Bearer error="invalid_token", error_description="${response.body.message as string}"`,
+    );
     expect(response.text).not.toContain(token);
   }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { rsaKeyPair } from '../support/jwt.js';
 
-const SECRET = 'a-secret-that-is-long-enough';
+const SECRET = 'a-secret-that-is-long-enough-for-production';
 const DATABASE = 'postgres://inventory@db:5432/inventory';
 
 function configError(environment: Record<string, string>): ConfigError {
@@ -46,6 +46,10 @@ describe('loadConfig defaults (D26)', () => {
       audience: undefined,
       maxLifetimeSeconds: undefined,
       requiredScopes: { read: [], write: [] },
+      oidcIssuerUrl: undefined,
+      jwksUrl: undefined,
+      jwksRefreshSeconds: 300,
+      scopeClaims: ['scope', 'scp'],
     });
   });
 
@@ -290,7 +294,10 @@ describe('loadConfig refusals (D26)', () => {
   it('refuses both a secret and a public key', () => {
     const error = configError({ AUTH_JWT_SECRET: SECRET, AUTH_JWT_PUBLIC_KEY: rsaKeyPair().publicKey });
     expect(error.message).toContain('AUTH_JWT_PUBLIC_KEY');
-    expect(error.message).toMatch(/not both/);
+    expect(error.message).toContain(
+      'AUTH_JWT_PUBLIC_KEY: set only one of AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY, AUTH_JWKS_URL, AUTH_OIDC_ISSUER_URL, ' +
+        'not AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY',
+    );
   });
 });
 

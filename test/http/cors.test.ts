@@ -6,7 +6,8 @@ import { bearer } from '../support/tokens.js';
 
 const PAGE = 'http://127.0.0.1:5173';
 const OTHER_PAGE = 'http://127.0.0.1:5174';
-const EXPOSED = 'Location, ETag, Link, Retry-After, X-Request-Id, Idempotent-Replayed';
+// WWW-Authenticate: a page reads why its token was refused (RFC 6750, D37).
+const EXPOSED = 'Location, ETag, Link, Retry-After, X-Request-Id, Idempotent-Replayed, WWW-Authenticate';
 
 describe('CORS with CORS_ALLOWED_ORIGINS (D33)', () => {
   const ctx = useTestApp({ CORS_ALLOWED_ORIGINS: `${PAGE}, https://ui.example` });
@@ -24,7 +25,8 @@ describe('CORS with CORS_ALLOWED_ORIGINS (D33)', () => {
     expect(response.headers.vary).toBe('Origin');
     expect(response.headers['access-control-allow-methods']).toBe('POST, GET, PUT, HEAD');
     expect(response.headers['access-control-allow-headers']).toBe(
-      'Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id',
+      'Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, ' +
+        'traceparent, tracestate',
     );
     expect(response.headers['access-control-max-age']).toBe('600');
     expect(response.headers['access-control-allow-credentials']).toBeUndefined();

@@ -5,13 +5,13 @@ import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createTokenVerifier } from '../../src/http/auth.js';
+import { createIdentity } from '../../src/auth/identity.js';
 import { createEmptyDatabase } from '../support/empty-database.js';
 import { runCommand, type CommandOutcome } from '../support/command.js';
 import { ensureBuilt, PROJECT_ROOT } from '../support/service-process.js';
 
 /** `npm run token` and `npm run migrate` as the image runs them: compiled JS under dist/, plain node. */
-const SECRET = 'operator-commands-secret-0123';
+const SECRET = 'operator-commands-secret-0123456789abc';
 const TOKEN_CLI = path.join(PROJECT_ROOT, 'dist', 'http', 'token-cli.js');
 const MIGRATE_CLI = path.join(PROJECT_ROOT, 'dist', 'db', 'migrate-cli.js');
 const TOKEN_USAGE_FIRST_LINE = 'Usage: node dist/http/token-cli.js [subject] [hours]\n';
@@ -127,10 +127,11 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
       environment,
     );
     expect(outcome.code).toBe(0);
-    const verifier = createTokenVerifier(
-      loadConfig({ ...environment, NODE_ENV: 'test' }, { opensDatabase: false }).auth,
-    );
-    expect(verifier.verify(outcome.stdout.trim())).toMatchObject({ subject: 'alice', scopes: ['inventory.write'] });
+    const identity = createIdentity(loadConfig({ ...environment, NODE_ENV: 'test' }, { opensDatabase: false }).auth);
+    expect(await identity.verify(outcome.stdout.trim())).toMatchObject({
+      subject: 'alice',
+      scopes: ['inventory.write'],
+    });
   });
 
   it('exits 1 instead of printing a token the service would refuse as living too long', async () => {
@@ -150,7 +151,8 @@ describe('node dist/http/token-cli.js (npm run token)', () => {
     expect(outcome).toStrictEqual({
       code: 1,
       stdout: '',
-      stderr: 'Invalid configuration: AUTH_JWT_SECRET: is required in production (or AUTH_JWT_PUBLIC_KEY)\n',
+      stderr:
+        'Invalid configuration: AUTH_JWT_SECRET: is required in production (or AUTH_JWT_PUBLIC_KEY, AUTH_JWKS_URL or AUTH_OIDC_ISSUER_URL)\n',
     });
   });
 });

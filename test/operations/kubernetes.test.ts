@@ -78,7 +78,7 @@ describe('a broken copy of it', () => {
     await edit('secret.yaml', /\n {2}AUTH_JWT_SECRET: .*\n/, '\n');
     expect(await validateKubernetesManifests(directory)).toEqual([
       'the ConfigMap and Secret make a configuration the service refuses: Invalid configuration: ' +
-        'AUTH_JWT_SECRET: is required in production (or AUTH_JWT_PUBLIC_KEY)',
+        'AUTH_JWT_SECRET: is required in production (or AUTH_JWT_PUBLIC_KEY, AUTH_JWKS_URL or AUTH_OIDC_ISSUER_URL)',
     ]);
   });
 });

@@ -794,7 +794,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness probe: the database answers and the service is not shutting down */
+    /** Readiness probe: the database answers, the identity provider's keys were read, and the service is not shutting down */
     get: operations['health-readiness'];
     put?: never;
     post?: never;
@@ -2076,7 +2076,7 @@ export interface components {
       headers: {
         /** @description This path's methods, HEAD beside GET */
         'Access-Control-Allow-Methods'?: string;
-        /** @description The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id */
+        /** @description The headers a page may send: Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate */
         'Access-Control-Allow-Headers'?: string;
         /** @description Seconds a browser may keep the answer: 600 */
         'Access-Control-Max-Age'?: number;
@@ -2318,7 +2318,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2339,6 +2339,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2473,7 +2475,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2494,6 +2496,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2628,7 +2632,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2649,6 +2653,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2783,7 +2789,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2804,6 +2810,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -2938,7 +2946,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -2959,6 +2967,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3140,7 +3150,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3161,6 +3171,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3301,7 +3313,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3322,6 +3334,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3579,7 +3593,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3600,6 +3614,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3834,7 +3850,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -3855,6 +3871,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -3988,7 +4006,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4009,6 +4027,8 @@ export interface operations {
       /** @description Still in use by PackagingUnits, LoadUnits, its units, stacking rules or kept reservations (D13, D32); or The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4184,7 +4204,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4205,6 +4225,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4340,7 +4362,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4361,6 +4383,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4574,7 +4598,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4595,6 +4619,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4730,7 +4756,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4751,6 +4777,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -4962,7 +4990,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -4983,6 +5011,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5120,7 +5150,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5141,6 +5171,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5356,7 +5388,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5377,6 +5409,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5532,7 +5566,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5553,6 +5587,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5768,7 +5804,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5789,6 +5825,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -5926,7 +5964,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -5947,6 +5985,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6170,7 +6210,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6191,6 +6231,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6417,7 +6459,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6438,6 +6480,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6597,7 +6641,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6618,6 +6662,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -6832,7 +6878,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -6853,6 +6899,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7087,7 +7135,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7108,6 +7156,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7252,7 +7302,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7273,6 +7323,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7501,7 +7553,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7522,6 +7574,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7701,7 +7755,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7722,6 +7776,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -7843,7 +7899,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -7864,6 +7920,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8074,7 +8132,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8095,6 +8153,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8343,7 +8403,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8364,6 +8424,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8581,7 +8643,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8602,6 +8664,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8740,7 +8804,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8761,6 +8825,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -8899,7 +8965,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -8920,6 +8986,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9088,7 +9156,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9109,6 +9177,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9253,7 +9323,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9274,6 +9344,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9522,7 +9594,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9543,6 +9615,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9760,7 +9834,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -9781,6 +9855,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -9980,7 +10056,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10001,6 +10077,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10169,7 +10247,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10190,6 +10268,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10443,7 +10523,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10464,6 +10544,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10597,7 +10679,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10618,6 +10700,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10803,7 +10887,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10824,6 +10908,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -10971,7 +11057,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -10992,6 +11078,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11225,7 +11313,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11246,6 +11334,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11447,7 +11537,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11468,6 +11558,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -11647,7 +11739,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -11668,6 +11760,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
@@ -12166,7 +12260,7 @@ export interface operations {
           'application/json': components['schemas']['ServerDeclinedError'];
         };
       };
-      /** @description DOWN without the database, OUT_OF_SERVICE while shutting down; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      /** @description DOWN without the database or before the identity provider's keys were first read, OUT_OF_SERVICE while shutting down; or The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12261,7 +12355,7 @@ export interface operations {
       /** @description No bearer token, or one that is not valid */
       401: {
         headers: {
-          /** @description Bearer */
+          /** @description RFC 6750: `Bearer` without a token, else `Bearer error="invalid_token", error_description="…"` */
           'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
@@ -12282,6 +12376,8 @@ export interface operations {
       /** @description The token lacks a required scope: owms.common.auth.insufficientScope */
       403: {
         headers: {
+          /** @description RFC 6750, when a scope is missing: `Bearer error="insufficient_scope", error_description="…", scope="…"` */
+          'WWW-Authenticate'?: string;
           /** @description The request's id: the client's X-Request-Id, or a new UUID */
           'X-Request-Id'?: string;
           /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
