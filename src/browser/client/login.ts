@@ -49,7 +49,8 @@ async function challengeOf(verifier: string): Promise<string> {
 function nameIn(token: string | undefined): string {
   const payload = token?.split('.')[1];
   if (!payload) return 'you';
-  const claims = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/'))) as Record<string, unknown>;
+  const bytes = Uint8Array.from(atob(payload.replace(/-/g, '+').replace(/_/g, '/')), (char) => char.charCodeAt(0));
+  const claims = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
   const name = claims.preferred_username ?? claims.name ?? claims.email ?? claims.sub;
   return typeof name === 'string' ? name : 'you';
 }
