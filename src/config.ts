@@ -124,6 +124,8 @@ const environmentSchema = z
       .transform((value) => value.split(/[\s,]+/).filter(Boolean)),
     AUTH_REQUIRED_SCOPES_READ: scopeList,
     AUTH_REQUIRED_SCOPES_WRITE: scopeList,
+    BROWSER_OIDC_CLIENT_ID: z.string().min(1).optional(),
+    BROWSER_OIDC_SCOPES: z.string().min(1).default('openid offline_access'),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     BODY_LIMIT: byteSize.optional(),
     BULK_BODY_LIMIT: byteSize.optional(),
@@ -220,6 +222,13 @@ const environmentSchema = z
       });
     }
     checkAuthSettings(env, ctx);
+    if (env.BROWSER_OIDC_CLIENT_ID && !env.AUTH_OIDC_ISSUER_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['BROWSER_OIDC_CLIENT_ID'],
+        message: 'needs AUTH_OIDC_ISSUER_URL: the stock browser logs in at that provider',
+      });
+    }
   });
 
 /**
@@ -364,6 +373,8 @@ export interface Config {
     readonly poolMode: PoolMode;
   };
   readonly auth: AuthConfig;
+  /** D37: the stock browser's login with the provider (a public client); unset, the page asks for a token. */
+  readonly browserLogin?: { readonly issuer: string; readonly clientId: string; readonly scopes: string };
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly bodies: BodyLimits;
   readonly trustProxy: boolean;
@@ -469,6 +480,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       jwksRefreshSeconds: env.AUTH_JWKS_REFRESH_SECONDS,
       scopeClaims: Object.freeze(env.AUTH_SCOPE_CLAIMS),
     }),
+    browserLogin:
+      env.BROWSER_OIDC_CLIENT_ID && env.AUTH_OIDC_ISSUER_URL
+        ? Object.freeze({
+            issuer: env.AUTH_OIDC_ISSUER_URL,
+            clientId: env.BROWSER_OIDC_CLIENT_ID,
+            scopes: env.BROWSER_OIDC_SCOPES,
+          })
+        : undefined,
     logLevel: env.LOG_LEVEL,
     bodies: Object.freeze(bodyLimitsOf(env)),
     trustProxy: env.TRUST_PROXY,

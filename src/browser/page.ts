@@ -16,8 +16,13 @@ export const PAGE_HTML = `<!doctype html>
 <body>
 <header><h1>Stock browser</h1></header>
 <main>
+  <div id="session" class="session" hidden>
+    <p id="session-state"></p>
+    <button id="login" type="button">Log in</button>
+    <button id="logout" type="button" hidden>Log out</button>
+  </div>
   <form id="search" class="search">
-    <div class="field">
+    <div class="field" id="token-field">
       <label for="token">Access token</label>
       <input id="token" name="token" type="password" autocomplete="off" required
         aria-describedby="token-hint">
@@ -117,6 +122,9 @@ button.unit[aria-pressed="true"] { border-color: var(--accent); box-shadow: inse
 :focus-visible { outline: 3px solid #f90; outline-offset: 2px; }
 small { color: var(--muted); }
 #status:empty { display: none; }
+.session { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+.session p { margin: 0; flex: 1 1 12rem; }
+[hidden] { display: none !important; }
 #status.error { color: var(--error); font-weight: 600; }
 .pager { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 .pager p { margin: 0; flex: 1 1 12rem; font-weight: 600; }

@@ -10,7 +10,7 @@ import { PAGE_HTML, PAGE_STYLES } from './page.js';
 const TAGS = ['Operations'];
 
 /** The page's script modules (./client), each served as /browser/<name>.js; page.js imports the others. */
-const CLIENT_MODULES = ['page', 'api', 'credentials', 'live', 'pager', 'views'] as const;
+const CLIENT_MODULES = ['page', 'api', 'credentials', 'live', 'login', 'pager', 'views'] as const;
 
 /**
  * A module of the page's script: compiled by the build (`tsc -p src/browser/client`) next to this module. Run
@@ -26,16 +26,41 @@ async function compileScript(name: string): Promise<string> {
   }).outputText;
 }
 
+const LoginSettings = z
+  .union([
+    z.object({ login: z.literal('provider'), issuer: z.string(), clientId: z.string(), scope: z.string() }),
+    z.object({ login: z.literal('token') }),
+  ])
+  .openapi('BrowserLoginSettings');
+
+/**
+ * D37: with a provider login, the page's scripts may also talk to the provider's origin (discovery, token
+ * endpoint); everything else stays the page's own origin.
+ */
+function pageHeaders(issuer: string | undefined): Record<string, string> {
+  if (!issuer) return HTML_SECURITY_HEADERS;
+  const policy = HTML_SECURITY_HEADERS['Content-Security-Policy'];
+  return {
+    ...HTML_SECURITY_HEADERS,
+    'Content-Security-Policy': `${policy}; connect-src 'self' ${new URL(issuer).origin}`,
+  };
+}
+
 /** Issue 27: the stock browser, a public static page; everything it shows it reads with the user's token. */
-export const addBrowserRoutes: AddFeatureRoutes = (routes) => {
+export const addBrowserRoutes: AddFeatureRoutes = (routes, { config }) => {
   const scripts = new Map<string, Promise<string>>();
+  const login = config.browserLogin;
+  const headers = pageHeaders(login?.issuer);
+  const settings: z.infer<typeof LoginSettings> = login
+    ? { login: 'provider', issuer: login.issuer, clientId: login.clientId, scope: login.scopes }
+    : { login: 'token' };
 
   routes.add({
     method: 'GET',
     path: '/browser',
     produces: ['text/html'],
     handler: (_req: Request, res: Response) => {
-      res.set(HTML_SECURITY_HEADERS).status(200).type('text/html').send(PAGE_HTML);
+      res.set(headers).status(200).type('text/html').send(PAGE_HTML);
     },
     doc: {
       operationId: 'stock-browser',
@@ -43,6 +68,23 @@ export const addBrowserRoutes: AddFeatureRoutes = (routes) => {
       summary: 'The stock browser: a page to look up stock by SKU and watch it change',
       public: true,
       responses: { 200: body('The page', z.string(), ['text/html']) },
+    },
+  });
+  routes.add({
+    method: 'GET',
+    path: '/browser/login',
+    handler: (_req: Request, res: Response) => {
+      res.status(200).json(settings);
+    },
+    doc: {
+      operationId: 'stock-browser-login',
+      tags: TAGS,
+      summary: "How the stock browser logs in: the provider's issuer, its public client and scopes, or a token",
+      description:
+        'With `BROWSER_OIDC_CLIENT_ID` (and `AUTH_OIDC_ISSUER_URL`) the page logs in at the provider with ' +
+        'Authorization Code and PKCE (D37); without, it asks for an access token.',
+      public: true,
+      responses: { 200: body('The login settings', LoginSettings, ['application/json']) },
     },
   });
   routes.add({

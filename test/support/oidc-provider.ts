@@ -24,7 +24,19 @@ export function rsaSigningKey(kid: string): SigningKey {
   return { kid, privateKey, jwk: { ...privateKey.export({ format: 'jwk' }), kid, use: 'sig', alg: 'RS256' } };
 }
 
-function configuration(keys: readonly SigningKey[], signingKid: string): Record<string, unknown> {
+/** Where the stock browser's public client returns, and how long its access tokens last (the browser's login). */
+export interface BrowserClientOptions {
+  readonly redirectUri: string;
+  readonly accessTokenTtlSeconds: number;
+}
+
+const DEFAULT_BROWSER: BrowserClientOptions = { redirectUri: 'http://127.0.0.1/browser', accessTokenTtlSeconds: 300 };
+
+function configuration(
+  keys: readonly SigningKey[],
+  signingKid: string,
+  browser: BrowserClientOptions,
+): Record<string, unknown> {
   const clientCredentials = (client: { id: string; secret: string }, scope: string) => ({
     client_id: client.id,
     client_secret: client.secret,
@@ -43,7 +55,8 @@ function configuration(keys: readonly SigningKey[], signingKid: string): Record<
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
-        redirect_uris: ['http://127.0.0.1/browser'],
+        redirect_uris: [browser.redirectUri],
+        post_logout_redirect_uris: [browser.redirectUri],
       },
     ],
     scopes: ['openid', 'offline_access', 'inventory.read', 'inventory.write'],
@@ -57,12 +70,15 @@ function configuration(keys: readonly SigningKey[], signingKid: string): Record<
         getResourceServerInfo: () => ({
           scope: 'inventory.read inventory.write',
           audience: INVENTORY_RESOURCE,
-          accessTokenTTL: 300,
+          accessTokenTTL: browser.accessTokenTtlSeconds,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256', kid: signingKid } },
         }),
       },
     },
+    // As Keycloak does, a client allowed the refresh grant gets a refresh token without asking for offline_access.
+    issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
     extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) =>
       token.clientId === ROLES_CLIENT.id ? { roles: ['inventory.read'] } : undefined,
   };
@@ -81,22 +97,28 @@ export class TestProvider {
     readonly issuer: string,
     keys: readonly SigningKey[],
     signingKid: string,
+    private readonly browser: BrowserClientOptions,
   ) {
-    this.current = new Provider(issuer, configuration(keys, signingKid));
+    this.current = new Provider(issuer, configuration(keys, signingKid, browser));
   }
 
-  static async start(keys: readonly SigningKey[], signingKid = keys[0]!.kid, port = 0): Promise<TestProvider> {
+  static async start(
+    keys: readonly SigningKey[],
+    signingKid = keys[0]!.kid,
+    port = 0,
+    browser = DEFAULT_BROWSER,
+  ): Promise<TestProvider> {
     let handle: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
     const server = createServer((req, res) => handle(req, res));
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const provider = new TestProvider(server, issuer, keys, signingKid);
+    const provider = new TestProvider(server, issuer, keys, signingKid, browser);
     handle = (req, res) => void provider.current.callback()(req, res);
     return provider;
   }
 
   rotate(keys: readonly SigningKey[], signingKid: string): void {
-    this.current = new Provider(this.issuer, configuration(keys, signingKid));
+    this.current = new Provider(this.issuer, configuration(keys, signingKid, this.browser));
   }
 
   /** A client-credentials access token (RFC 6749 section 4.4), as an ERP connector gets one. */

@@ -5,6 +5,7 @@
 import { expand, follow, link, read, RequestFailed, withParameter, type Resource } from './api.js';
 import { hasToken, useToken } from './credentials.js';
 import { followChanges } from './live.js';
+import { ProviderLogin, type LoginSettings } from './login.js';
 import { Pager } from './pager.js';
 import { showProducts, showStock, showUnitDetails, showUnits, type Stock } from './views.js';
 
@@ -14,6 +15,8 @@ let sku = '';
 let openedUnit: string | undefined;
 let liveStream: AbortController | undefined;
 let refreshTimer: number | undefined;
+/** Set when the service names a provider (D37): the page logs in there instead of asking for a token. */
+let providerLogin: ProviderLogin | undefined;
 
 function element<T extends HTMLElement>(id: string): T {
   return document.getElementById(id) as T;
@@ -112,7 +115,8 @@ function follows(chosen: string): void {
 
 async function search(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  useToken(element<HTMLInputElement>('token').value);
+  if (!providerLogin) useToken(element<HTMLInputElement>('token').value);
+  if (!hasToken()) return say('Log in first.', true);
   sku = element<HTMLInputElement>('sku').value.trim();
   openedUnit = undefined;
   element('unit').hidden = true;
@@ -133,8 +137,8 @@ async function search(event: SubmitEvent): Promise<void> {
 
 async function listProducts(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  useToken(element<HTMLInputElement>('token').value);
-  if (!hasToken()) return say('Enter an access token first.', true);
+  if (!providerLogin) useToken(element<HTMLInputElement>('token').value);
+  if (!hasToken()) return say(providerLogin ? 'Log in first.' : 'Enter an access token first.', true);
   try {
     const all = link(await follow('product-index'), 'products-findall');
     await products.start(withParameter(all, 'limit', PAGE_SIZE));
@@ -155,3 +159,32 @@ function filterProducts(): void {
 element<HTMLFormElement>('search').addEventListener('submit', (event) => void search(event));
 element<HTMLFormElement>('product-search').addEventListener('submit', (event) => void listProducts(event));
 element('product-filter').addEventListener('input', filterProducts);
+
+function showSession(text: string, loggedIn: boolean): void {
+  element('session-state').textContent = text;
+  element('login').hidden = loggedIn;
+  element('logout').hidden = !loggedIn;
+}
+
+/** The login the service names: at its provider (the token field goes), or the token field (development). */
+async function setUpLogin(): Promise<void> {
+  const settings = (await (await fetch('/browser/login')).json()) as LoginSettings;
+  if (settings.login !== 'provider') return;
+  const token = element<HTMLInputElement>('token');
+  token.required = false;
+  element('token-field').hidden = true;
+  element('session').hidden = false;
+  showSession('Not logged in.', false);
+  const ended = (reason: string): void => {
+    liveStream?.abort();
+    showLive('not connected');
+    showSession(reason, false);
+  };
+  providerLogin = await ProviderLogin.discover(settings as Required<LoginSettings>, ended);
+  element('login').addEventListener('click', () => void providerLogin?.start());
+  element('logout').addEventListener('click', () => providerLogin?.logout());
+  const name = await providerLogin.finish();
+  if (name) showSession(`Logged in as ${name}.`, true);
+}
+
+setUpLogin().catch((error: unknown) => say(`The login could not be set up: ${(error as Error).message}`, true));

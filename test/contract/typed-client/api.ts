@@ -745,6 +745,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/browser/login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How the stock browser logs in: the provider's issuer, its public client and scopes, or a token
+     * @description With `BROWSER_OIDC_CLIENT_ID` (and `AUTH_OIDC_ISSUER_URL`) the page logs in at the provider with Authorization Code and PKCE (D37); without, it asks for an access token.
+     */
+    get: operations['stock-browser-login'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    /**
+     * CORS preflight: what a page of a listed origin may send to this path (D33)
+     * @description Answered 204 before authentication when Origin is one of CORS_ALLOWED_ORIGINS and Access-Control-Request-Method is sent, as a browser does; otherwise the request goes the usual way.
+     */
+    options: operations['cors-preflight-browser-login'];
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/actuator/health': {
     parameters: {
       query?: never;
@@ -2002,6 +2026,18 @@ export interface components {
       /** @description Continues the feed right after this event */
       cursor: string;
     };
+    BrowserLoginSettings:
+      | {
+          /** @enum {string} */
+          login: 'provider';
+          issuer: string;
+          clientId: string;
+          scope: string;
+        }
+      | {
+          /** @enum {string} */
+          login: 'token';
+        };
     Health: {
       /**
        * @description DOWN when the database is unreachable
@@ -12112,6 +12148,98 @@ export interface operations {
     };
   };
   'cors-preflight-browser': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The page's origin, one of CORS_ALLOWED_ORIGINS */
+        Origin?: components['parameters']['Origin'];
+        /** @description The method the page means to use: with a listed Origin, it makes this a preflight */
+        'Access-Control-Request-Method'?: components['parameters']['Access-Control-Request-Method'];
+        /** @description The headers the page means to send */
+        'Access-Control-Request-Headers'?: components['parameters']['Access-Control-Request-Headers'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['Preflight200'];
+      204: components['responses']['Preflight204'];
+      400: components['responses']['Preflight400'];
+      401: components['responses']['Preflight401'];
+    };
+  };
+  'stock-browser-login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The login settings */
+      200: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BrowserLoginSettings'];
+        };
+      };
+      /** @description The Host header is no host name, or not one of ALLOWED_HOSTS */
+      400: {
+        headers: {
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+      /** @description The database is unavailable, every connection is busy, or the instance is shutting down; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description The request's id: the client's X-Request-Id, or a new UUID */
+          'X-Request-Id'?: string;
+          /** @description The request's Origin, when it is one of CORS_ALLOWED_ORIGINS (D33) */
+          'Access-Control-Allow-Origin'?: string;
+          /** @description The headers a page of a listed Origin may read (D33) */
+          'Access-Control-Expose-Headers'?: string;
+          /** @description Origin (with CORS_ALLOWED_ORIGINS set), Accept-Encoding */
+          Vary?: string;
+          /** @description gzip for a body over 1 KiB when Accept-Encoding allows it (D33) */
+          'Content-Encoding'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerDeclinedError'];
+        };
+      };
+    };
+  };
+  'cors-preflight-browser-login': {
     parameters: {
       query?: never;
       header?: {
