@@ -76,7 +76,7 @@ describeWith(
       await expect.poll(() => count.textContent()).toBe('Units 101–200, more follow');
       expect(errors.filter((error) => !error.includes('400'))).toEqual([]);
       await page.close();
-    });
+    }, 90_000);
 
     it('lists Products a page at a time, narrows the page with the filter box, and shows a chosen SKU', async () => {
       const all = await call(ctx, 'get', '/v1/products?limit=1000');
@@ -99,7 +99,7 @@ describeWith(
       await page.locator('#stock-sku', { hasText: sku }).waitFor();
       await expect.poll(() => page.locator('#units-count').textContent()).toBe('Units 1–100, more follow');
       await page.close();
-    });
+    }, 90_000);
 
     it('passes axe-core with everything shown, on desktop and at 390 px, light and dark', async () => {
       // axe is injected as an inline script, which the page's Content-Security-Policy would refuse.
@@ -125,6 +125,6 @@ describeWith(
         expect(await region.evaluate((node) => node === node.ownerDocument.activeElement)).toBe(true);
       }
       await page.close();
-    });
+    }, 90_000);
   },
 );

@@ -76,7 +76,7 @@ describeWith(
       await page.locator('#stock-total td', { hasText: '42 PC' }).first().waitFor({ timeout: 10_000 });
       expect(await cellsOf(page, '#stock-total tr')).toEqual(['Total', '42 PC', '0 PC', '42 PC']);
       await page.close();
-    });
+    }, 90_000);
 
     it('drops events about other SKUs, whether or not the feed filters them', async () => {
       const sku = await givenProduct(ctx);
@@ -93,7 +93,7 @@ describeWith(
       await page.locator('#stock-total td', { hasText: '7 PC' }).first().waitFor();
       expect(await page.locator('#live li', { hasText: other }).count()).toBe(0);
       await page.close();
-    });
+    }, 90_000);
 
     // Runs once the feed's `sku=` filter is merged (openapi.json declares it): the page's own stream URL is filtered
     // by the service, not only on the page.

@@ -130,7 +130,7 @@ describeWith(
         staleKey: 'owms.wms.inv.preconditionFailed',
       });
       await page.close();
-    });
+    }, 90_000);
 
     it('finds a SKU, shows its stock by group, follows links to a unit, and shows a move by another client live', async () => {
       const zone = unique('ZONE');
@@ -191,6 +191,6 @@ describeWith(
       await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
       expect(consoleErrors).toEqual([]);
       await page.close();
-    });
+    }, 90_000);
   },
 );
