@@ -236,16 +236,24 @@ ok "/actuator/prometheus answers the token from npm run token (and 401 without i
 
 printf 'sku,baseUnitMagnitude,baseUnitCode,description\nIMAGE-1,1,PC,"one, first"\nIMAGE-2,2.5,KG,\n' >"$work/products.csv"
 chmod 644 "$work/products.csv"
-as_image_user TOKEN="$token" npm run --silent import -- --url "http://127.0.0.1:$port" "$work/products.csv" \
-  2>"$work/import.err" || die "npm run import: $(cat "$work/import.err")"
-grep -q '^Imported 2 Products in ' "$work/import.err" || die "npm run import: $(cat "$work/import.err")"
+# The summary comes on stdout, the Idempotency-Key and progress on stderr (D38). Run again, the same file is a
+# replay of the first answer; without the key it is a new import of stored SKUs, refused with 409.
+import_products() {
+  as_image_user TOKEN="$token" npm run --silent import -- --url "http://127.0.0.1:$port" "$@" "$work/products.csv" \
+    >"$work/import.out" 2>"$work/import.err"
+}
+import_products || die "npm run import: $(cat "$work/import.out" "$work/import.err")"
+grep -q '^Imported 2 Products in ' "$work/import.out" || die "npm run import: $(cat "$work/import.out" "$work/import.err")"
+grep -q '^Idempotency-Key: [0-9a-f]\{64\}$' "$work/import.err" || die "npm run import named no key: $(cat "$work/import.err")"
+import_products || die "npm run import, run again: $(cat "$work/import.out" "$work/import.err")"
+grep -q '^Imported 2 Products in .*: 2 created, 0 skipped' "$work/import.out" ||
+  die "npm run import, run again, did not replay the first answer: $(cat "$work/import.out" "$work/import.err")"
 status=0
-as_image_user TOKEN="$token" npm run --silent import -- --url "http://127.0.0.1:$port" "$work/products.csv" \
-  2>"$work/import.err" || status=$?
+import_products --no-idempotency-key || status=$?
 if [ "$status" -ne 1 ] || ! grep -q '^Import refused, nothing stored: HTTP 409 Conflict: ' "$work/import.err"; then
-  die "npm run import of stored SKUs: exit $status, $(cat "$work/import.err")"
+  die "npm run import --no-idempotency-key of stored SKUs: exit $status, $(cat "$work/import.out" "$work/import.err")"
 fi
-ok "npm run import streams a CSV file to the service, and exits 1 with its 409 when the SKUs are stored"
+ok "npm run import streams a CSV file, a second run replays its answer, and without the key it exits 1 with the 409"
 
 kill -TERM "$service_pid"
 status=0
