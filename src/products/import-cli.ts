@@ -144,6 +144,8 @@ function counter(progress: ImportProgress, countLines: boolean): Transform {
 interface Answer {
   readonly status: number;
   readonly body: string;
+  /** The service answered with the stored answer of an earlier request under the same Idempotency-Key. */
+  readonly replayed: boolean;
 }
 
 /** The service's error text: the `message` of its JSON error body, else the body itself. */
@@ -197,7 +199,13 @@ async function importFile({ file, url, token, format, packagingUnits, idempotenc
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (piece: string) => (body += piece));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body,
+          replayed: response.headers['idempotent-replayed'] === 'true',
+        }),
+      );
       response.on('error', reject);
     });
   });
@@ -247,6 +255,9 @@ async function importFile({ file, url, token, format, packagingUnits, idempotenc
   }
   stopPrinting();
   if (answer.status === 200 || answer.status === 201) {
+    if (answer.replayed) {
+      process.stdout.write('An earlier run with this Idempotency-Key stored the file; nothing was stored again:\n');
+    }
     const seconds = progress.seconds;
     const { created, skipped, updated } = JSON.parse(answer.body) as Record<string, number>;
     if (packagingUnits) {

@@ -76,6 +76,27 @@ describe('node dist/products/import-cli.js (npm run import)', () => {
     expect(await stored(second)).toMatchObject({ label: 'second', magnitude: '1', code: 'PC', stockZone: null });
   });
 
+  it('stores a CSV file once when the same command runs again, and says the second answer was a replay', async () => {
+    const [first, second] = [uniqueSku('TWICE'), uniqueSku('TWICE')];
+    const file = await givenFile(
+      'twice.csv',
+      `sku,baseUnitMagnitude,baseUnitCode,label\n${first},1,PC,first\n${second},2,PC,second\n`,
+    );
+    const before = await rowCounts(ctx.db.pool);
+
+    const once = await runImport(['--url', command.url, '--token', token(), file]);
+    const again = await runImport(['--url', command.url, '--token', token(), file]);
+
+    expect(once).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Imported 2 Products in .*: 2 created/) });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(
+      /^An earlier run with this Idempotency-Key stored the file; nothing was stored again:\nImported 2 Products in .*: 2 created, 0 skipped, 0 updated\n$/,
+    );
+    expect(again.stderr.match(KEY_LINE)?.[0]).toBe(once.stderr.match(KEY_LINE)?.[0]);
+    expect((await rowCounts(ctx.db.pool)).products).toBe(before.products + 2);
+    expect(await stored(second)).toMatchObject({ label: 'second', magnitude: '2' });
+  });
+
   it("exits 1 with the service's error naming the line when it refuses the import, and nothing is stored", async () => {
     const before = await rowCounts(ctx.db.pool);
     const file = await givenFile(
