@@ -37,11 +37,16 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-async function head(): Promise<number> {
-  const { rows } = await ctx.db.pool.query<{ head: string }>(
-    'SELECT sequenced_through AS head FROM event_feed_state WHERE id = 1',
-  );
-  return Number(rows[0]!.head);
+/** The feed's head once every committed event is numbered, read on the uncounted pool. */
+async function numberedHead(): Promise<number> {
+  for (;;) {
+    const { rows } = await writers.query<{ head: string; pending: boolean }>(
+      `SELECT (SELECT sequenced_through FROM event_feed_state WHERE id = 1) AS head,
+              EXISTS (SELECT 1 FROM event_outbox WHERE position IS NULL) AS pending`,
+    );
+    if (!rows[0]!.pending) return Number(rows[0]!.head);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**
@@ -56,7 +61,7 @@ async function commitAndCount(streams: readonly Stream[]): Promise<number> {
     );
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  const through = String(await head());
+  const through = String(await numberedHead());
   for (const stream of streams) await stream.until(() => stream.lastEventId() === through, 30_000);
   await new Promise((resolve) => setTimeout(resolve, 500));
   return statements - before;
