@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
@@ -215,4 +216,26 @@ export async function eventually(what: string, probe: () => Promise<boolean> | b
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await sleep(100);
   }
+}
+
+/** A JSON array of `count` items, generated as it is sent: the test never holds a body. */
+export function arrayBody(item: (index: number) => string, count: number): { length: number; stream: () => Readable } {
+  let length = 2 + (count - 1);
+  for (let index = 0; index < count; index++) length += item(index).length;
+  const stream = (): Readable =>
+    Readable.from(
+      (function* pieces(): Generator<string> {
+        let piece = '[';
+        for (let index = 0; index < count; index++) {
+          piece += (index > 0 ? ',' : '') + item(index);
+          if (piece.length >= 64 * 1024) {
+            yield piece;
+            piece = '';
+          }
+        }
+        yield `${piece}]`;
+      })(),
+      { objectMode: false },
+    );
+  return { length, stream };
 }

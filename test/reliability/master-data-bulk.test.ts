@@ -1,11 +1,10 @@
 import http from 'node:http';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
-import { processMemory, sleep } from './harness.js';
+import { arrayBody, processMemory, sleep } from './harness.js';
 
 /**
  * Issue 34 item 5 (D38): a 60 MB `PUT /v1/location-groups` to the built service with its default settings. Read
@@ -38,29 +37,14 @@ afterAll(async () => {
 }, 60_000);
 
 /** Groups of about 100 bytes each, ten children to a parent, as many as fit in `bytes`; generated as sent. */
-function locationGroups(bytes: number): { count: number; length: number; stream: () => Readable } {
+function locationGroups(bytes: number): { count: number } & ReturnType<typeof arrayBody> {
   const pad = 'x'.repeat(60);
   const item = (index: number): string =>
     `{"name":"LG-${pad}-${index}"${index === 0 ? '' : `,"parent":"LG-${pad}-${Math.floor((index - 1) / 10)}"`}}`;
   let count = 0;
   let length = 2;
   while (length + item(count).length + 1 <= bytes) length += item(count++).length + 1;
-  length -= 1;
-  const stream = (): Readable =>
-    Readable.from(
-      (function* pieces(): Generator<string> {
-        let piece = '[';
-        for (let index = 0; index < count; index++) {
-          piece += (index > 0 ? ',' : '') + item(index);
-          if (piece.length >= 64 * 1024) {
-            yield piece;
-            piece = '';
-          }
-        }
-        yield `${piece}]`;
-      })(),
-    );
-  return { count, length, stream };
+  return { count, ...arrayBody(item, count) };
 }
 
 function put(body: ReturnType<typeof locationGroups>): Promise<number> {

@@ -1,12 +1,11 @@
 import http from 'node:http';
 import { writeFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
-import { processMemory, sleep } from './harness.js';
+import { arrayBody, processMemory, sleep } from './harness.js';
 
 /**
  * Issue 39: ten clients at once send a bulk JSON body of about 60 MB (200,000 items, under BULK_BODY_LIMIT, over
@@ -46,28 +45,6 @@ afterAll(async () => {
 const padding = 'y'.repeat(280);
 /** The issue's item: no bulk operation takes it. */
 const issueItem = (index: number): string => `{"sku":"BIG-${index}","description":"${padding}"}`;
-/** A JSON array of `count` items, generated as it is sent: the test never holds a body. */
-function arrayBody(item: (index: number) => string, count: number): { length: number; stream: () => Readable } {
-  let length = 2 + (count - 1);
-  for (let index = 0; index < count; index++) length += item(index).length;
-  const stream = (): Readable =>
-    Readable.from(
-      (function* pieces(): Generator<string> {
-        let piece = '[';
-        for (let index = 0; index < count; index++) {
-          piece += (index > 0 ? ',' : '') + item(index);
-          if (piece.length >= 64 * 1024) {
-            yield piece;
-            piece = '';
-          }
-        }
-        yield `${piece}]`;
-      })(),
-      { objectMode: false },
-    );
-  return { length, stream };
-}
-
 interface Answer {
   readonly status: number;
   readonly ms: number;
