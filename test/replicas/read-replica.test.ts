@@ -107,7 +107,7 @@ describeWith(
     async function productReplayedThenPaused(label: string): Promise<string> {
       const sku = await givenProduct(app, { label });
       await waitFor('the event to be numbered', async () => {
-        const { rows } = await primary.query('SELECT 1 FROM event_outbox_unnumbered LIMIT 1');
+        const { rows } = await primary.query('SELECT 1 FROM event_outbox WHERE position IS NULL LIMIT 1');
         return rows.length === 0;
       });
       const { rows } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
