@@ -53,18 +53,17 @@ export async function deadlockCount(pool: pg.Pool): Promise<number> {
 /**
  * Deadlocks PostgreSQL broke on the current database since `before`. A session publishes its counters when it
  * goes idle or ends, so the idle sessions of the database are ended first (pools replace them; the pool of the
- * caller must tolerate 57P01 on idle clients); the count is then awaited for a while.
+ * caller must tolerate 57P01 on idle clients); the count is read once they have exited.
  */
 export async function deadlocksSince(pool: pg.Pool, before: number): Promise<number> {
-  await pool.query(
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  const { rows } = await pool.query<{ pid: number }>(
+    `SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'`,
   );
-  const deadline = Date.now() + 12_000;
-  let count = await deadlockCount(pool);
-  while (count === before && Date.now() < deadline) {
-    await sleep(200);
-    count = await deadlockCount(pool);
-  }
-  return count - before;
+  // A backend publishes its counters as it exits: once the ended ones are gone, the count is final.
+  await waitFor('the ended sessions to exit', async () => {
+    const left = await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [rows.map((row) => row.pid)]);
+    return left.rows.length === 0 || undefined;
+  });
+  return (await deadlockCount(pool)) - before;
 }
