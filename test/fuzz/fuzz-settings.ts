@@ -5,7 +5,7 @@ import fc from 'fast-check';
  * (`npm test` keeps the default small; `npm run fuzz` raises it), `FUZZ_PATH` replays one counterexample.
  */
 const DEFAULT_SEED = 20_260_711;
-const DEFAULT_RUNS = 150;
+const DEFAULT_RUNS = 100;
 
 function seedFromEnvironment(): number {
   const text = process.env.FUZZ_SEED;
