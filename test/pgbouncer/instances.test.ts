@@ -129,6 +129,7 @@ describeWithPgBouncer('three instances through one PgBouncer (issue 17)', () => 
     expect(await allViolations(db.pool)).toEqual([]);
     expect(servers).toBeLessThanOrEqual(SERVER_CONNECTIONS);
     expect(clients).toBeGreaterThan(SERVER_CONNECTIONS);
+    // eslint-disable-next-line no-console -- the figures of a pooled run, for docs/scaling.md
     console.log(
       `pgbouncer: ${responses.length} allocations from ${INSTANCES} instances in ${elapsedMs} ms, ` +
         `at most ${clients} client connections on at most ${servers} server connections`,
