@@ -52,6 +52,15 @@ export const DUE_HOLDINGS = `SELECT part.packaging_unit_id AS unit_id, r.product
    WHERE ${isDue('r')}
    GROUP BY part.packaging_unit_id, r.product_id`;
 
+/**
+ * What reservations past their expiry but not yet ended hold on the unit `pu` (a packaging_unit row), 0 if none:
+ * every reading of the unit counts it free (D40). Found by reservation_active_unit_idx: one probe for a unit
+ * nothing reserves.
+ */
+export const dueOnUnit = (pu: string): string => `COALESCE((SELECT sum(part.qty_base)
+      FROM reservation part JOIN reservation_life r ON r.reservation_id = part.reservation_id
+     WHERE part.packaging_unit_id = ${pu}.id AND part.released_at IS NULL AND ${isDue('r')}), 0)`;
+
 const RESERVATION_COLUMNS = `r.id, r.reservation_id AS "reservationId", r.product_id AS "productId", p.sku,
        p.base_unit_code AS "productBaseCode", p.ol AS "productOl", r.qty_base::text AS "qtyBase",
        ${effectiveState('r')} AS state, r.external_ref AS "externalRef", r.expires_at AS "expiresAt",
