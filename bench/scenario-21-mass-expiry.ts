@@ -1,19 +1,93 @@
+import { JWT_SECRET } from './load.js';
+import { stopProcess } from './processes.js';
 import { step } from './progress.js';
 import { formatNumber, type BenchContext, type ScenarioResult } from './results.js';
 import { ALLOCATION_PREFIX } from './scenario-4-allocation.js';
+import { startService, type RunningServer } from './service.js';
 
 const RESERVATIONS = Number(process.env.BENCH_EXPIRY_RESERVATIONS ?? 50_000);
 const BOUND_SECONDS = 10;
+const INSTANCES = 3;
+
+interface Round {
+  readonly reservations: number;
+  readonly seconds: number;
+  readonly rows: number;
+  readonly distinct: number;
+  readonly events: number;
+  readonly eventKeys: number;
+  readonly conserved: boolean;
+}
 
 /**
  * Scenario 21 (issue 35, D40): RESERVATIONS reservations of 1 PC each (fewer if the allocation stock has less
- * free), written with SQL on its free pieces, all falling due at one instant; the running service's expiry work ends them. Measured from the
- * instant they fall due (or were all there, if later) to the last EXPIRE ledger row; then each is checked ended
- * exactly once and the units' reserved amounts back where they were.
+ * free), written with SQL on its free pieces, all falling due at one instant; the running service's expiry work
+ * ends them, first on the one instance, then again with two more instances on the same database. Each round is
+ * measured from the instant they fall due (or were all there, if later) to the last EXPIRE ledger row; then each is
+ * checked ended exactly once and the units' reserved amounts back where they were.
  */
 export async function massExpiry(ctx: BenchContext): Promise<ScenarioResult> {
+  const one = await expireRound(ctx, 1);
+  const others: RunningServer[] = [];
+  let three: Round;
+  try {
+    for (let n = 2; n <= INSTANCES; n++) {
+      others.push(
+        await startService({
+          databaseUrl: ctx.db.url,
+          jwtSecret: JWT_SECRET,
+          cpuProfile: false,
+          main: ctx.config.serviceMain,
+          env: ctx.config.serviceEnv,
+          name: `service-expiry-${n}`,
+        }),
+      );
+    }
+    three = await expireRound(ctx, INSTANCES);
+  } finally {
+    await Promise.all(others.map((other) => stopProcess(other.process)));
+  }
+  const rounds = [
+    { instances: 1, round: one },
+    { instances: INSTANCES, round: three },
+  ];
+  return {
+    id: 21,
+    title: `Mass expiry: ${one.reservations.toLocaleString('en-US')} reservations due at one instant, one instance and ${INSTANCES}`,
+    service: {
+      label: 'expiries per second on one instance, from the due instant to the last EXPIRE ledger row',
+      throughput: one.seconds > 0 ? one.reservations / one.seconds : 0,
+      unit: 'expiries/s',
+    },
+    targets: rounds.flatMap(({ instances, round }) => [
+      {
+        target: `${instances} instance(s): all ended within ${BOUND_SECONDS} s of their expiry`,
+        actual: `${formatNumber(round.seconds, 1)} s, ${formatNumber(round.seconds > 0 ? round.reservations / round.seconds : 0)} expiries/s`,
+        met: round.seconds < BOUND_SECONDS,
+      },
+      {
+        target: `${instances} instance(s): each ended exactly once (EXPIRE ledger rows and expired events); reserved amounts as before`,
+        actual: `${round.rows} rows for ${round.distinct} reservations, ${round.events} events for ${round.eventKeys}; reserved ${round.conserved ? 'as before' : 'changed'}`,
+        met:
+          round.rows === round.reservations &&
+          round.distinct === round.reservations &&
+          round.events === round.reservations &&
+          round.eventKeys === round.reservations &&
+          round.conserved,
+      },
+    ]),
+    details: { oneInstance: one, threeInstances: three },
+    notes: [
+      `Seeded with SQL on the free units of the allocation stock (products ${ALLOCATION_PREFIX}…), ${formatNumber(one.reservations)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts), then the same again with ${INSTANCES - 1} more instances of the service on the database.`,
+    ],
+  };
+}
+
+async function expireRound(ctx: BenchContext, instances: number): Promise<Round> {
   const { pool } = ctx.db;
-  step(`scenario 21: ${RESERVATIONS.toLocaleString('en-US')} reservations falling due at once`);
+  step(
+    `scenario 21: ${RESERVATIONS.toLocaleString('en-US')} reservations falling due at once, ${instances} instance(s)`,
+  );
   const reservedBefore = await reservedOfAllocationStock(ctx);
   const { rows } = await pool.query<{ id: string }>(
     `WITH placed AS (
@@ -53,43 +127,32 @@ export async function massExpiry(ctx: BenchContext): Promise<ScenarioResult> {
     if (left[0]!.n === 0 || Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const { rows: outcome } = await pool.query<{ lastAt: Date; rows: number; distinct: number; events: number }>(
+  const { rows: outcome } = await pool.query<{
+    lastAt: Date;
+    rows: number;
+    distinct: number;
+    events: number;
+    eventKeys: number;
+  }>(
     `SELECT (SELECT max(occurred_at) FROM stock_movement WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS "lastAt",
             (SELECT count(*)::int FROM stock_movement WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS rows,
             (SELECT count(DISTINCT reservation_id)::int FROM stock_movement
               WHERE kind = 'EXPIRE' AND reservation_id = ANY($1::uuid[])) AS distinct,
             (SELECT count(*)::int FROM event_outbox
-              WHERE type = 'allocation.event.expired' AND resource_key = ANY($1::text[])) AS events`,
+              WHERE type = 'allocation.event.expired' AND resource_key = ANY($1::text[])) AS events,
+            (SELECT count(DISTINCT resource_key)::int FROM event_outbox
+              WHERE type = 'allocation.event.expired' AND resource_key = ANY($1::text[])) AS "eventKeys"`,
     [ids],
   );
   const result = outcome[0]!;
-  const seconds = ((result.lastAt?.getTime() ?? Date.now()) - dueAt) / 1000;
-  const once = result.rows === ids.length && result.distinct === ids.length && result.events === ids.length;
-  const conserved = (await reservedOfAllocationStock(ctx)) === reservedBefore;
   return {
-    id: 21,
-    title: `Mass expiry: ${ids.length.toLocaleString('en-US')} reservations due at one instant, one instance`,
-    service: {
-      label: 'expiries per second, from the due instant to the last EXPIRE ledger row',
-      throughput: seconds > 0 ? ids.length / seconds : 0,
-      unit: 'expiries/s',
-    },
-    targets: [
-      {
-        target: `all ended within ${BOUND_SECONDS} s of their expiry`,
-        actual: `${formatNumber(seconds, 1)} s`,
-        met: seconds < BOUND_SECONDS,
-      },
-      {
-        target: 'each ended exactly once (EXPIRE ledger rows and expired events); reserved amounts as before',
-        actual: `${result.rows} rows for ${result.distinct} reservations, ${result.events} events; reserved ${conserved ? 'as before' : 'changed'}`,
-        met: once && conserved,
-      },
-    ],
-    details: { reservations: ids.length, seconds, ...result },
-    notes: [
-      `Seeded with SQL on the free units of the allocation stock (products ${ALLOCATION_PREFIX}…), ${formatNumber(ids.length)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts).`,
-    ],
+    reservations: ids.length,
+    seconds: ((result.lastAt?.getTime() ?? Date.now()) - dueAt) / 1000,
+    rows: result.rows,
+    distinct: result.distinct,
+    events: result.events,
+    eventKeys: result.eventKeys,
+    conserved: (await reservedOfAllocationStock(ctx)) === reservedBefore,
   };
 }
 

@@ -2,7 +2,7 @@ import { columnOf } from '../db/columns.js';
 import type { Tx } from '../db/tx.js';
 import { eventInsert, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { movementInsert, type Actor, type MovementEntry } from '../ledger/sql.js';
-import { UNIT_COLUMNS, type PackagingUnitRow } from '../packaging-units/sql.js';
+import { UNIT_COLUMNS_NOTHING_DUE, type PackagingUnitRow } from '../packaging-units/sql.js';
 
 /** The Product an allocation names, as its locking read finds it by SKU. */
 export interface AllocatedProduct {
@@ -75,7 +75,7 @@ export async function lockNextCandidates(
           ORDER BY pu.id FOR UPDATE
        )
        SELECT json_build_object('sku', p.sku, 'baseUnitCode', p.base_unit_code) AS product,
-              c.id AS "candidateId", ${UNIT_COLUMNS}, loc.erp_code AS "erpCode",
+              c.id AS "candidateId", ${UNIT_COLUMNS_NOTHING_DUE}, loc.erp_code AS "erpCode",
               COALESCE(${ALLOCATABLE}
                        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
          FROM p

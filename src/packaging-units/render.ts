@@ -82,9 +82,14 @@ export async function sendUnitList(
   );
 }
 
-/** The unit's entity tag (D33) is of its row and of the Product, LoadUnit and Location it shows. */
+/**
+ * The unit's entity tag (D33) is of its row and of the Product, LoadUnit and Location it shows, and of what
+ * reservations past their expiry hold on it (D40): the representation changes when one falls due, its row only
+ * when the expiry work ends it.
+ */
 function unitVersion(unit: PackagingUnitRow, location: LocationRow | undefined): Version {
-  return [unit.pKey, unit.ol, unit.productOl, unit.loadUnitOl, location?.ol];
+  const version = [unit.pKey, unit.ol, unit.productOl, unit.loadUnitOl, location?.ol];
+  return Number(unit.dueBase) === 0 ? version : [...version, `due${unit.dueBase}`];
 }
 
 export async function sendUnit(

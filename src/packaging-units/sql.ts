@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/tx.js';
+import { dueOnUnit } from '../reservations/sql.js';
 import type { SortDirection, SortProperty, UnitCursor } from './unit-cursor.js';
 
 export interface PackagingUnitRow {
@@ -14,6 +15,11 @@ export interface PackagingUnitRow {
   qtyCode: string;
   qtyBase: string;
   reservedBase: string;
+  /**
+   * Of reservedBase, what reservations past their expiry but not yet ended hold (D40): the representation shows it
+   * free; writers change the stored reservedBase.
+   */
+  dueBase: string;
   state: 'AVAILABLE' | 'LOCKED' | 'QC_LOCKED';
   messageNo: string | null;
   messageText: string | null;
@@ -40,11 +46,7 @@ export interface PackagingUnitRow {
   loadUnitOl: number | null;
 }
 
-/**
- * A unit's columns as PackagingUnitRow names them, from `pu` (packaging_unit), `p` (product), `lu` (load_unit)
- * and `tu` (transport_unit); for statements that read units with other joins (allocation's locking read).
- */
-export const UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", p.p_key AS "productPKey", p.sku,
+const STORED_UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "productId", p.p_key AS "productPKey", p.sku,
          p.label AS "productLabel", p.base_unit_magnitude::text AS "productBaseMagnitude",
          p.base_unit_code AS "productBaseCode", pu.qty_magnitude::text AS "qtyMagnitude", pu.qty_code AS "qtyCode",
          pu.qty_base::text AS "qtyBase", pu.reserved_base::text AS "reservedBase", pu.state,
@@ -55,6 +57,18 @@ export const UNIT_COLUMNS = `pu.id, pu.p_key AS "pKey", pu.product_id AS "produc
          pu.physical_position AS "physicalPosition", pu.serial_number AS "serialNumber", pu.expires_at AS "expiresAt",
          pu.labels, pu.details, pu.ol, pu.create_dt AS "createDt", p.ol AS "productOl", lu.ol AS "loadUnitOl"`;
 
+/**
+ * A unit's columns as PackagingUnitRow names them, from `pu` (packaging_unit), `p` (product), `lu` (load_unit)
+ * and `tu` (transport_unit); for statements that read units with other joins.
+ */
+export const UNIT_COLUMNS = `${STORED_UNIT_COLUMNS}, ${dueOnUnit('pu')}::text AS "dueBase"`;
+
+/**
+ * UNIT_COLUMNS for a transaction that has ended its Product's due reservations itself (allocation, D40): within it
+ * none of the Product's units holds a due one (`now()` is the transaction's), so none is looked for.
+ */
+export const UNIT_COLUMNS_NOTHING_DUE = `${STORED_UNIT_COLUMNS}, '0' AS "dueBase"`;
+
 const FROM_UNITS = `
     FROM packaging_unit pu
     JOIN product p ON p.id = pu.product_id
@@ -63,8 +77,12 @@ const FROM_UNITS = `
 
 const SELECT_UNITS = `SELECT ${UNIT_COLUMNS} ${FROM_UNITS}`;
 
-/** D19: units that can be reserved right now. */
-const RESERVABLE = `pu.state = 'AVAILABLE' AND p.availability_state = 'AVAILABLE' AND pu.qty_base > pu.reserved_base
+/**
+ * D19: units that can be reserved right now. What reservations past their expiry hold is free (D40); it is looked
+ * for only on a unit its stored reservations fill.
+ */
+const RESERVABLE = `pu.state = 'AVAILABLE' AND p.availability_state = 'AVAILABLE'
+                    AND (pu.qty_base > pu.reserved_base OR pu.qty_base > pu.reserved_base - ${dueOnUnit('pu')})
                     AND (lu.id IS NULL OR NOT lu.locked)`;
 
 /** Whitelisted sort columns (D19) and the types their cursor values are cast to: a client's text never reaches the SQL. */

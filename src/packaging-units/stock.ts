@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Actor, MovementEntry, MovementKind, StockPlace } from '../ledger/sql.js';
+import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
 import { unitByCode } from '../units/units.js';
 import type { PackagingUnitRow } from './sql.js';
@@ -17,6 +18,16 @@ export function actorOf(req: Request): Actor {
 
 export function quantityOf(row: Pick<PackagingUnitRow, 'qtyMagnitude' | 'qtyCode'>): Quantity {
   return Quantity.of(row.qtyMagnitude, row.qtyCode);
+}
+
+/**
+ * The unit as its representation shows it (D40): what reservations past their expiry still hold counts free, so
+ * reserved and available are those of a reader, not of the stored row writers change.
+ */
+export function asShown<T extends Pick<PackagingUnitRow, 'reservedBase' | 'dueBase'>>(row: T): T {
+  return Number(row.dueBase) === 0
+    ? row
+    : { ...row, reservedBase: new Dec(row.reservedBase).minus(row.dueBase).toString() };
 }
 
 /** qtyAvailable = quantity − active reservations, in the unit's own unit while nothing is reserved (D23). */

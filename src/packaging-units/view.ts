@@ -5,7 +5,7 @@ import { locationSchema, locationView, type LocationView } from '../master-data/
 import { z } from '../openapi/zod.js';
 import { Quantity } from '../units/quantity.js';
 import type { PackagingUnitRow } from './sql.js';
-import { availableOf, quantityOf } from './stock.js';
+import { asShown, availableOf, quantityOf } from './stock.js';
 import { quantityResponseSchema } from '../units/quantity-schema.js';
 
 export interface PackagingUnitViewContext {
@@ -142,7 +142,7 @@ export function packagingUnitView(unit: PackagingUnitRow, context: PackagingUnit
   product.baseUnit = Quantity.of(unit.productBaseMagnitude, unit.productBaseCode);
   view.product = product;
   view.quantity = quantityOf(unit);
-  view.qtyAvailable = availableOf(unit);
+  view.qtyAvailable = availableOf(asShown(unit));
   view.state = unit.state;
   if (unit.messageNo !== null || unit.messageText !== null) {
     const message: Json = {};

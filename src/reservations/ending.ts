@@ -79,10 +79,10 @@ export function holdingEvent(
 
 /**
  * Ends ACTIVE reservations the caller has locked, all in a few statements however many they are, without taking
- * goods out: what each holds is unreserved where it lies, picked goods included (D32). Ledger rows and events are
- * those the reservations would have had ended one after the other, in id order: per reservation its event, then
- * one `pu.event.changed` per unit, each unit's reserved amount and version stepping down reservation by
- * reservation where several of them hold the same unit.
+ * goods out: what each holds is unreserved where it lies, picked goods included (D32). Each reservation gets its
+ * ledger rows, in id order, a unit's reserved amount stepping down reservation by reservation where several hold the
+ * same unit, and its event; each unit then one `pu.event.changed` with its state as the transaction commits it, and
+ * one version step: the states between exist only inside the transaction and no reader ever sees them (D40).
  */
 export async function endHoldings(
   tx: Tx,
@@ -94,45 +94,38 @@ export async function endHoldings(
   const { kind, event } = ENDINGS[state];
   const holdings = await lockHoldings(tx, reservations);
   const { units, locationIds } = holdings[0]!;
-  const current = new Map([...units].map(([id, unit]) => [id, unit]));
-  const lowered = new Map<number, { amount: Dec; endings: number }>();
+  const reserved = new Map([...units].map(([id, unit]) => [id, new Dec(unit.reservedBase)]));
   const entries: MovementEntry[] = [];
-  const changed: { type: 'pu.event.changed'; unit: PackagingUnitRow }[] = [];
-  const reservationEvents: NewEvent[] = [];
+  const events: NewEvent[] = [];
   for (const [index, reservation] of reservations.entries()) {
     const { amounts } = holdings[index]!;
-    reservationEvents.push(holdingEvent(event, reservation, { amounts, units }));
+    events.push(holdingEvent(event, reservation, { amounts, units }));
     for (const [unitId, amount] of amounts) {
-      const before = current.get(unitId)!;
-      const after = {
-        ...before,
-        reservedBase: new Dec(before.reservedBase).minus(amount).toString(),
-        ol: before.ol + 1,
-      };
-      current.set(unitId, after);
-      const total = lowered.get(unitId);
-      lowered.set(unitId, { amount: (total?.amount ?? new Dec(0)).plus(amount), endings: (total?.endings ?? 0) + 1 });
-      const place = placeOf(before, locationIds);
+      const unit = units.get(unitId)!;
+      const before = reserved.get(unitId)!;
+      const after = before.minus(amount);
+      reserved.set(unitId, after);
+      const place = placeOf(unit, locationIds);
       entries.push(
         movement(
           kind,
-          before,
-          { qty: before.qtyBase, reserved: before.reservedBase },
-          { qty: before.qtyBase, reserved: after.reservedBase },
+          unit,
+          { qty: unit.qtyBase, reserved: before.toString() },
+          { qty: unit.qtyBase, reserved: after.toString() },
           { from: place, to: place, reservationId: reservation.reservationId },
         ),
       );
-      changed.push({ type: 'pu.event.changed', unit: after });
     }
   }
-  const unitEvents = await renderedUnitEvents(tx, changed);
-  const events: NewEvent[] = [];
-  let next = 0;
-  for (const [index, reservationEnded] of reservationEvents.entries()) {
-    const count = holdings[index]!.amounts.size;
-    events.push(reservationEnded, ...unitEvents.slice(next, next + count));
-    next += count;
-  }
+  const changed = [...reserved].map(([unitId, after]) => {
+    const unit = units.get(unitId)!;
+    // Expired ones were due, and counted free already; what other due reservations hold on the unit stays due.
+    const ended = new Dec(unit.reservedBase).minus(after);
+    const due = state === 'EXPIRED' ? new Dec(unit.dueBase).minus(ended) : new Dec(unit.dueBase);
+    const changedUnit = { ...unit, reservedBase: after.toString(), dueBase: due.toString(), ol: unit.ol + 1 };
+    return { type: 'pu.event.changed' as const, unit: changedUnit };
+  });
+  events.push(...(await renderedUnitEvents(tx, changed)));
   await endReservations(
     tx,
     reservations.map((reservation) => reservation.id),
@@ -143,6 +136,9 @@ export async function endHoldings(
   // Last: its trigger locks the Products' stock_level rows, which concurrent batches of expiry share until commit.
   await lowerReserved(
     tx,
-    [...lowered].map(([unitId, { amount, endings }]) => ({ unitId, qtyBase: amount.toString(), endings })),
+    [...reserved].map(([unitId, after]) => ({
+      unitId,
+      qtyBase: new Dec(units.get(unitId)!.reservedBase).minus(after).toString(),
+    })),
   );
 }

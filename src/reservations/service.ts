@@ -7,6 +7,7 @@ import type { Actor } from '../ledger/sql.js';
 import { endHoldings } from './ending.js';
 import {
   lockDueReservations,
+  lockDueReservationsOfProduct,
   lockReservation,
   selectParts,
   selectReservation,
@@ -101,6 +102,6 @@ export async function expireDue(tx: Tx, actor: Actor, limit: number): Promise<nu
  * expiry work ends them within a second or so.
  */
 export async function expireDueOfProduct(tx: Tx, sku: string, actor: Actor): Promise<void> {
-  const due = await lockDueReservations(tx, 2_147_483_647, sku);
+  const due = await lockDueReservationsOfProduct(tx, sku);
   await endHoldings(tx, due, 'EXPIRED', { subject: EXPIRY_ACTOR, requestId: actor.requestId });
 }

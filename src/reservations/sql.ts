@@ -52,6 +52,15 @@ export const DUE_HOLDINGS = `SELECT part.packaging_unit_id AS unit_id, r.product
    WHERE ${isDue('r')}
    GROUP BY part.packaging_unit_id, r.product_id`;
 
+/**
+ * What reservations past their expiry but not yet ended hold on the unit `pu` (a packaging_unit row), 0 if none:
+ * every reading of the unit counts it free (D40). Found by reservation_active_unit_idx: one probe for a unit
+ * nothing reserves.
+ */
+export const dueOnUnit = (pu: string): string => `COALESCE((SELECT sum(part.qty_base)
+      FROM reservation part JOIN reservation_life r ON r.reservation_id = part.reservation_id
+     WHERE part.packaging_unit_id = ${pu}.id AND part.released_at IS NULL AND ${isDue('r')}), 0)`;
+
 const RESERVATION_COLUMNS = `r.id, r.reservation_id AS "reservationId", r.product_id AS "productId", p.sku,
        p.base_unit_code AS "productBaseCode", p.ol AS "productOl", r.qty_base::text AS "qtyBase",
        ${effectiveState('r')} AS state, r.external_ref AS "externalRef", r.expires_at AS "expiresAt",
@@ -76,28 +85,40 @@ export async function lockReservation(tx: Tx, reservationId: string): Promise<Re
 }
 
 /**
- * Up to `limit` reservations past their expiry, locked, oldest expiry first (D32, D40). `waitFor` null: those no
- * other transaction holds (SKIP LOCKED), so instances share the work and none waits for another. `waitFor` a
- * Product's SKU: all of its due ones, waiting for their locks in id order; one a concurrent expiry ended meanwhile is
- * left out, as PostgreSQL rechecks the condition on the row version it locked.
+ * Up to `limit` reservations past their expiry that no other transaction holds (SKIP LOCKED), locked, oldest
+ * expiry first (D32, D40): instances share the work and none waits for another. The expiry index is walked in its
+ * order and left after `limit` rows, so a batch costs the same however many are due; answered in id order.
  */
-export async function lockDueReservations(
-  tx: Tx,
-  limit: number,
-  waitFor: string | null = null,
-): Promise<ReservationRow[]> {
+export async function lockDueReservations(tx: Tx, limit: number): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
-    name: waitFor === null ? 'lock-due-reservations' : 'lock-due-reservations-of-product',
+    name: 'lock-due-reservations',
+    text: `SELECT ${RESERVATION_COLUMNS}
+             FROM reservation_life r JOIN product p ON p.id = r.product_id
+            WHERE ${isDue('r')}
+            ORDER BY r.expires_at LIMIT $1 FOR UPDATE OF r SKIP LOCKED`,
+    values: [limit],
+  });
+  return result.rows.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * All reservations of a Product past their expiry, locked in id order, waiting for those another transaction
+ * holds; one a concurrent expiry ended meanwhile is left out, as PostgreSQL rechecks the condition on the row
+ * version it locked.
+ */
+export async function lockDueReservationsOfProduct(tx: Tx, sku: string): Promise<ReservationRow[]> {
+  const result = await tx.query<ReservationRow>({
+    name: 'lock-due-reservations-of-product',
     text: `WITH due AS MATERIALIZED (
              SELECT id FROM reservation_life r
-              WHERE ${isDue('r')} ${waitFor === null ? '' : 'AND r.product_id = (SELECT id FROM product WHERE sku = $2)'}
-              ORDER BY ${waitFor === null ? 'expires_at, id LIMIT $1 FOR UPDATE SKIP LOCKED' : 'id LIMIT $1 FOR UPDATE'}
+              WHERE ${isDue('r')} AND r.product_id = (SELECT id FROM product WHERE sku = $1)
+              ORDER BY id FOR UPDATE
            )
            SELECT ${RESERVATION_COLUMNS}
              FROM reservation_life r JOIN product p ON p.id = r.product_id
             WHERE r.id IN (SELECT id FROM due)
             ORDER BY r.id`,
-    values: waitFor === null ? [limit] : [limit, waitFor],
+    values: [sku],
   });
   return result.rows;
 }
@@ -169,17 +190,14 @@ export async function endReservations(
   });
 }
 
-/** Lowers each unit's reserved amount by what the ending parts held on it, one version step per ending part. */
-export async function lowerReserved(
-  tx: Tx,
-  parts: readonly { unitId: number; qtyBase: string; endings: number }[],
-): Promise<void> {
+/** Lowers each unit's reserved amount by what the ending parts held on it: one change, one version step. */
+export async function lowerReserved(tx: Tx, parts: readonly { unitId: number; qtyBase: string }[]): Promise<void> {
   await tx.query(
     `UPDATE packaging_unit pu
-        SET reserved_base = pu.reserved_base - v.amount, ol = pu.ol + v.endings, last_modified_dt = now()
-       FROM unnest($1::bigint[], $2::numeric[], $3::int[]) AS v(unit_id, amount, endings)
+        SET reserved_base = pu.reserved_base - v.amount, ol = pu.ol + 1, last_modified_dt = now()
+       FROM unnest($1::bigint[], $2::numeric[]) AS v(unit_id, amount)
       WHERE pu.id = v.unit_id`,
-    [parts.map((part) => part.unitId), parts.map((part) => part.qtyBase), parts.map((part) => part.endings)],
+    [parts.map((part) => part.unitId), parts.map((part) => part.qtyBase)],
   );
 }
 

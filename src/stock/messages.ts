@@ -6,6 +6,9 @@ export const StockMessageKeys = {
   historyExpired: 'owms.wms.inv.stock.historyExpired',
 } as const;
 
+/** The exception of a reading that could not stand on a commit boundary (D40). */
+export const FEED_BEHIND = 'FeedBehindException';
+
 export const stockErrors = {
   historyExpired: (at: string, keptSince: string): ApiError =>
     new ApiError(
@@ -27,7 +30,7 @@ export const stockErrors = {
   feedBehind: (): ServerError =>
     new ServerError(
       503,
-      'FeedBehindException',
+      FEED_BEHIND,
       'The stock could not be read together with its feed position: the event feed is behind; retry later',
       { 'Retry-After': '1' },
     ),

@@ -250,6 +250,16 @@ export async function selectBoundary(db: Queryable, position: number): Promise<B
   return { found: true, committedAt, keptSince };
 }
 
+/** The position of the newest commit boundary (D40), null before the first. */
+export async function selectNewestBoundaryPosition(db: Queryable): Promise<number | null> {
+  const result = await db.query<{ position: string | null }>({
+    name: 'stock-newest-boundary',
+    text: 'SELECT max(position)::text AS position FROM feed_boundary',
+  });
+  const position = result.rows[0]?.position ?? null;
+  return position === null ? null : Number(position);
+}
+
 /**
  * A page of every Product's onHand and reserved as of the commit boundary at `position` (D40): today's figures less
  * the ledger rows of the transactions it does not see, Product by Product; `limit + 1` rows.

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import type { Express } from 'express';
 import { describe, expect, it } from 'vitest';
+import { withTransaction } from '../../src/db/tx.js';
+import { EXPIRY_ACTOR, expireDue } from '../../src/reservations/service.js';
 import { expectValidationError } from '../support/api-errors.js';
 import { useTestApp } from '../support/app.js';
 import {
@@ -90,18 +92,26 @@ type Step =
   | { kind: 'allocate'; qty: number }
   | { kind: 'release' }
   | { kind: 'issue' }
+  | { kind: 'pick'; qty: number }
+  | { kind: 'expire' }
   | { kind: 'move' };
 
+// Weighted so that most runs allocate after an intake, and then pick from, expire and end what they reserved.
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({
-    kind: fc.constant('intake' as const),
-    units: fc.integer({ min: 1, max: 40 }),
-    qty: fc.integer({ min: 1, max: 5 }),
-  }),
-  fc.record({ kind: fc.constant('allocate' as const), qty: fc.integer({ min: 1, max: 12 }) }),
-  fc.record({ kind: fc.constant('release' as const) }),
-  fc.record({ kind: fc.constant('issue' as const) }),
-  fc.record({ kind: fc.constant('move' as const) }),
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('intake' as const),
+      units: fc.integer({ min: 1, max: 40 }),
+      qty: fc.integer({ min: 1, max: 5 }),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('allocate' as const), qty: fc.integer({ min: 1, max: 12 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('issue' as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('pick' as const), qty: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('move' as const) }) },
 );
 
 interface Warehouse {
@@ -111,6 +121,17 @@ interface Warehouse {
   units: string[];
   reservations: string[];
   started: { requestId: string; at: number }[];
+}
+
+/** Allocates `qty` of the SKU as a request of its own; answers the reservation made, if any. */
+async function reserve(w: Warehouse, qty: number): Promise<string | undefined> {
+  const at = Date.now();
+  const response = await allocate(ctx.app, { sku: w.sku, qty: pc(qty) });
+  w.started.push({ requestId: response.headers['x-request-id'] as string, at });
+  if (response.status !== 200) return undefined;
+  const [id] = new Set((response.body as AllocationElement[]).map((e) => e.reservationId));
+  w.reservations.push(id!);
+  return id;
 }
 
 async function perform(w: Warehouse, step: Step, writer: number, index: number): Promise<void> {
@@ -128,10 +149,42 @@ async function perform(w: Warehouse, step: Step, writer: number, index: number):
     return;
   }
   if (step.kind === 'allocate') {
-    const response = await allocate(ctx.app, { sku: w.sku, qty: pc(step.qty) });
+    await reserve(w, step.qty);
+    return;
+  } else if (step.kind === 'pick') {
+    // Part of the first unit the reservation holds goes to the Location; what was picked stays reserved. Without
+    // a reservation of its own the writer makes one first, so picks happen whatever order the writers run in.
+    const id = w.reservations[index % Math.max(1, w.reservations.length)] ?? (await reserve(w, step.qty));
+    if (id === undefined) return;
+    const read = await call(ctx.app, 'get', `/allocation/reservations/${id}`);
+    const held = (read.body as { units?: { pKey: string; qty: { magnitude: number } }[] }).units?.[0];
+    if (held === undefined) return;
+    const response = await call(ctx.app, 'post', `/allocation/reservations/${id}/picks`).send({
+      pKey: held.pKey,
+      qty: pc(Math.min(step.qty, held.qty.magnitude)),
+      target: { locationId: w.locationId },
+    });
     requestId = response.headers['x-request-id'] as string;
-    if (response.status === 200)
-      w.reservations.push(...new Set((response.body as AllocationElement[]).map((e) => e.reservationId)));
+  } else if (step.kind === 'expire') {
+    // Falls due now (arranged: the API takes no expiry in the past), then ended as the background work ends it.
+    if (w.reservations.length === 0) await reserve(w, 2);
+    const id = w.reservations.shift();
+    if (id === undefined) return;
+    await ctx.db.pool.query(
+      "UPDATE reservation_life SET expires_at = now() WHERE reservation_id = $1 AND state = 'ACTIVE'",
+      [id],
+    );
+    // A release, pick or issue holding its lock makes the work skip it once: it tries again, as the next run would.
+    // Each round is a transaction of its own, so each has its own request id.
+    for (let round = 0; round < 100; round++) {
+      const actor = { subject: EXPIRY_ACTOR, requestId: `expiry-${writer}-${index}-${at}-${round}` };
+      w.started.push({ requestId: actor.requestId, at: Date.now() });
+      await withTransaction(ctx.db.pool, (tx) => expireDue(tx, actor, 1000));
+      const { rows } = await ctx.db.pool.query('SELECT state FROM reservation_life WHERE reservation_id = $1', [id]);
+      if (rows[0]?.state !== 'ACTIVE') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return;
   } else if (step.kind === 'release' || step.kind === 'issue') {
     const id = w.reservations.shift();
     if (id === undefined) return;
@@ -167,6 +220,8 @@ describe('stock by commit and the feed cursor (D40)', () => {
             reservations: [],
             started: [],
           };
+          // Stock from the start, so that allocations, picks and expiries have something to work on at once.
+          await perform(w, { kind: 'intake', units: 4, qty: 5 }, writers.length, 0);
           const instants: string[] = [];
           const snapshots: { cursor: number; items: Map<string, Figures> }[] = [];
           let running = true;
