@@ -236,5 +236,5 @@ describeWith(part, 'failover to a promoted synchronous replica (D41)', () => {
         `after; ${acknowledged.length} writes acknowledged (${beforeKill} before the kill), ${refusals.length} ` +
         `answered 503; ${repeated} of ${skus.length} events published more than once\n`,
     );
-  }, 90_000);
+  }, 120_000);
 });
