@@ -207,7 +207,12 @@ export interface Backlog {
   oldestUnsentAt: Date | null;
 }
 
-/** What waits in the outbox for `exchange`'s relay. */
+/**
+ * What waits in the outbox for `exchange`'s relay. The unnumbered events are counted in `seq` order, so that the
+ * count walks their index and stops at the limit (issue 37): unordered, the planner chose a bitmap scan with a bulk
+ * load's statistics, which reads the whole index before the limit applies (915,000 entries, 0.2–0.33 s after a
+ * 1,000,000-unit intake), or a scan of the default part, which steps over the dead rows numbering leaves there.
+ */
 export async function selectBacklog(db: Queryable, exchange: string): Promise<Backlog> {
   const result = await db.query<Backlog>({
     name: 'select-backlog',
@@ -215,7 +220,8 @@ export async function selectBacklog(db: Queryable, exchange: string): Promise<Ba
              SELECT COALESCE((SELECT published_through FROM event_relay_state WHERE exchange = $1),
                              (SELECT pruned_through FROM event_feed_state WHERE id = 1)) AS published_through)
            SELECT ((SELECT sequenced_through FROM event_feed_state WHERE id = 1) - (SELECT published_through FROM mark)
-                   + (SELECT count(*) FROM (SELECT FROM event_outbox WHERE position IS NULL LIMIT $2) u))::int AS count,
+                   + (SELECT count(*) FROM (SELECT seq FROM event_outbox WHERE position IS NULL ORDER BY seq LIMIT $2) u))::int
+                     AS count,
                   LEAST((SELECT occurred_at FROM event_outbox
                           WHERE position > (SELECT published_through FROM mark) ORDER BY position LIMIT 1),
                         (SELECT occurred_at FROM event_outbox WHERE position IS NULL ORDER BY seq LIMIT 1))
