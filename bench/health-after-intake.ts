@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { withTransaction } from '../src/db/tx.js';
 import { selectBacklog } from '../src/events/sql.js';
 import { freePort } from '../test/support/ports.js';
 import { openBenchDatabase } from './database.js';
@@ -86,7 +87,7 @@ async function main(): Promise<number> {
     const times: number[] = [];
     for (let n = 0; n < 5; n++) {
       const started = performance.now();
-      await selectBacklog(db.pool, EXCHANGE);
+      await withTransaction(db.pool, (tx) => selectBacklog(tx, EXCHANGE), { readOnly: true });
       times.push(performance.now() - started);
     }
     return times.map((ms) => ms.toFixed(1)).join(', ');

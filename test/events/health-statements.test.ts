@@ -48,17 +48,21 @@ function scansOf(node: PlanNode): PlanNode[] {
   return [...(node['Relation Name'] ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
 }
 
-/** The scans of the backlog statement as it executes, with the values health binds. */
+/** The scans of the backlog statement as it executes in health's transaction, its settings and values included. */
 async function backlogScans(): Promise<{ type: string; relation: string; rows: number }[]> {
   const client = await db.pool.connect();
   try {
+    await client.query('BEGIN');
     const query = vi.spyOn(client, 'query');
-    await selectBacklog(client, exchange);
-    const statement = query.mock.calls[0]![0] as unknown as pg.QueryConfig;
+    await selectBacklog(client as never, exchange);
+    const [settings, backlog] = query.mock.calls.map((call) => call[0] as unknown as pg.QueryConfig);
     query.mockRestore();
+    await client.query('ROLLBACK');
+    await client.query('BEGIN');
+    await client.query(settings!.text);
     const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
-      statement.values,
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${backlog!.text}`,
+      backlog!.values,
     );
     return scansOf(rows[0]!['QUERY PLAN'][0].Plan).map((node) => ({
       type: node['Node Type'],
@@ -66,19 +70,25 @@ async function backlogScans(): Promise<{ type: string; relation: string; rows: n
       rows: node['Actual Rows'] * node['Actual Loops'],
     }));
   } finally {
+    await client.query('ROLLBACK');
     client.release();
   }
 }
 
+/** The backlog as health reads it. */
+function backlog(): Promise<{ count: number }> {
+  return withTransaction(db.pool, (tx) => selectBacklog(tx, exchange), { readOnly: true });
+}
+
 function expectBounded(scans: { type: string; relation: string; rows: number }[]): void {
-  expect(scans.filter((scan) => /Seq Scan|Bitmap Heap Scan/.test(scan.type))).toEqual([]);
   expect([...new Set(scans.map((scan) => scan.relation.replace(/_(p\d+|unnumbered)$/, '')))].sort()).toEqual([
     'event_feed_state',
     'event_outbox',
     'event_relay_state',
   ]);
-  // The unnumbered ones counted, and the first row of each ordered scan that finds the oldest unsent event.
   const outbox = scans.filter((scan) => scan.relation.startsWith('event_outbox'));
+  expect(outbox.filter((scan) => !/^Index (Only )?Scan$/.test(scan.type))).toEqual([]);
+  // The unnumbered ones counted, and the first row of each ordered scan that finds the oldest unsent event.
   expect(outbox.reduce((rows, scan) => rows + scan.rows, 0)).toBeLessThanOrEqual(UNNUMBERED_COUNTED + outbox.length);
 }
 
@@ -89,12 +99,12 @@ describe("health's backlog statement after a bulk load (D41)", () => {
     );
     expect(rows[0]!.reltuples).toBeLessThan(UNNUMBERED / 100);
     expectBounded(await backlogScans());
-    expect((await selectBacklog(db.pool, exchange)).count).toBe(NUMBERED - PUBLISHED + UNNUMBERED_COUNTED);
+    expect((await backlog()).count).toBe(NUMBERED - PUBLISHED + UNNUMBERED_COUNTED);
   });
 
   it('reads as little once the statistics know the backlog', async () => {
     await db.pool.query('ANALYZE event_outbox');
     expectBounded(await backlogScans());
-    expect((await selectBacklog(db.pool, exchange)).count).toBe(NUMBERED - PUBLISHED + UNNUMBERED_COUNTED);
+    expect((await backlog()).count).toBe(NUMBERED - PUBLISHED + UNNUMBERED_COUNTED);
   });
 });
