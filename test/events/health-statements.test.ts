@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withTransaction } from '../../src/db/tx.js';
+import { registerTypeParsers } from '../../src/db/type-parsers.js';
 import { createOutboxParts } from '../../src/events/partitions.js';
 import { selectBacklog, sequenceCommittedEvents, UNNUMBERED_COUNTED } from '../../src/events/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -20,6 +21,7 @@ const exchange = 'health-statements';
 let db: TestDatabase;
 
 beforeAll(async () => {
+  registerTypeParsers();
   db = await createTestDatabase();
   await createOutboxParts(db.pool, 5_000, NUMBERED);
   await fillUnnumberedBacklog(db.pool, NUMBERED);
