@@ -16,7 +16,7 @@ const skuOf = (prefix: string, n: number): string =>
   productSku(INTAKE_PRODUCT_PREFIX, (Math.ceil(n / UNITS_PER_TRANSPORT_UNIT) % INTAKE_PRODUCTS) + 1);
 
 /** The NDJSON lines of the intake: units of 5 PC with a serial number into LoadUnit "1" of their TransportUnit. */
-function intakePieces(prefix: string, count: number): Generator<string> {
+export function intakePieces(prefix: string, count: number): Generator<string> {
   return piecesOf(
     count,
     (n) =>

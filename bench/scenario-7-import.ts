@@ -54,7 +54,7 @@ interface ImportRun {
 
 /** One NDJSON POST of `pieces` to `path`, generated while they are sent, timed to the end of the answer. */
 export async function postNdjson(
-  ctx: BenchContext,
+  ctx: Pick<BenchContext, 'db' | 'service' | 'authorization'>,
   path: string,
   pieces: Iterable<string>,
   requestId: string,

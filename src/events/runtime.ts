@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import client from 'prom-client';
 import type { Config } from '../config.js';
+import { withTransaction } from '../db/tx.js';
 import { FeedSignal } from './feed-signal.js';
 import { FeedListener } from './listener.js';
 import { EventRelay, type BrokerState } from './relay.js';
@@ -30,6 +31,10 @@ export interface EventsRuntime {
   health(): Promise<EventsHealth | undefined>;
   registerMetrics(registry: client.Registry): void;
   stop(): Promise<void>;
+}
+
+function backlogOf(pool: pg.Pool, exchange: string): Promise<Backlog> {
+  return withTransaction(pool, (tx) => selectBacklog(tx, exchange), { readOnly: true });
 }
 
 /** Seconds since the instant, 0 without one. */
@@ -105,7 +110,7 @@ export function startEvents(
     signal,
     async health() {
       if (!relay) return undefined;
-      const backlog = await withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+      const backlog = await withTimeout(backlogOf(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
       const broker = relay.brokerState;
       return {
         status: broker === 'connected' ? 'UP' : 'DOWN',
@@ -129,7 +134,7 @@ export function startEvents(
       // A scrape collects both gauges at once: they share one query.
       let reading: Promise<Backlog | undefined> | undefined;
       const readBacklog = (): Promise<Backlog | undefined> =>
-        (reading ??= withTimeout(selectBacklog(pool, exchange), HEALTH_QUERY_TIMEOUT_MS).finally(() => {
+        (reading ??= withTimeout(backlogOf(pool, exchange), HEALTH_QUERY_TIMEOUT_MS).finally(() => {
           reading = undefined;
         }));
       new client.Gauge({

@@ -22,6 +22,8 @@ export interface EventConsumer {
   readonly queue: string;
   /** Every delivery so far, in arrival order (redeliveries included). */
   readonly received: Received[];
+  /** When each of `received` arrived (Date.now()), index by index. */
+  readonly arrivedAt: number[];
   /** Resolves once `predicate` holds for the deliveries so far; fails after `ms` with what arrived. */
   waitFor(predicate: (received: readonly Received[]) => boolean, ms: number, what: string): Promise<void>;
   /** Resolves once a message with this id has arrived. */
@@ -75,6 +77,7 @@ export async function consumeExchange(exchange: string, options: ConsumerOptions
   });
   connection.on('error', () => undefined);
   const received: Received[] = [];
+  const arrivedAt: number[] = [];
   const consumer = connection.createConsumer(
     {
       queue,
@@ -85,6 +88,7 @@ export async function consumeExchange(exchange: string, options: ConsumerOptions
     },
     (message) => {
       received.push(toReceived(message));
+      arrivedAt.push(Date.now());
     },
   );
   consumer.on('error', () => undefined);
@@ -108,6 +112,7 @@ export async function consumeExchange(exchange: string, options: ConsumerOptions
   return {
     queue,
     received,
+    arrivedAt,
     waitFor,
     waitForId: (messageId, ms = 10_000) =>
       waitFor((all) => all.some((message) => message.messageId === messageId), ms, `message ${messageId}`),
