@@ -96,13 +96,12 @@ async function readItems<T>(
   elementLimit: ByteSize,
   shape: BulkShape<T>,
   sink: ItemSink<T>,
-): Promise<{ readonly count: number } & Omit<BulkItems<T>, 'items'>> {
+): Promise<Omit<BulkItems<T>, 'items'>> {
   const within = shape.within?.key;
   const elements = new JsonElements(elementLimit, within);
   const problems = new InputProblems();
   const slices = new Slices();
   let counted = 0;
-  let kept = 0;
   let whole: { value: unknown } | undefined;
   let refused = false;
   const itemPath = (index: number): PropertyKey[] => (elements.member?.kind === 'array' ? [within!, index] : [index]);
@@ -114,10 +113,7 @@ async function readItems<T>(
         problems.add([tooManyProblem(shape.maxItems!, elements.member ? within : undefined)]);
       } else {
         const item = problems.check(shape.item, value, itemPath(index));
-        if (item !== undefined && !problems.found) {
-          sink.keep(item, index);
-          kept++;
-        }
+        if (item !== undefined && !problems.found) sink.keep(item, index);
       }
       if (counted > (shape.maxItems ?? Infinity) || problems.count >= MAX_BULK_PROBLEMS) {
         refused = true;
@@ -136,14 +132,10 @@ async function readItems<T>(
   if (!refused) {
     await take(elements.end());
     const single = counted === 0 ? checkWithoutItems(shape, elements, whole?.value, problems) : undefined;
-    if (single !== undefined) {
-      sink.keep(single, 0);
-      kept++;
-    }
+    if (single !== undefined) sink.keep(single, 0);
   }
   const member = elements.member?.kind === 'array';
   return {
-    count: problems.found ? 0 : kept,
     pathOf: member ? (index) => `${within}[${index}].` : elements.array ? (index) => `[${index}].` : () => '',
     invalid: problems.found ? problems.error(bodyPath) : undefined,
   };
@@ -172,8 +164,6 @@ export async function readBulk<T>(
 /** A bulk body read and checked, its items staged as COPY rows in a spool file; nothing is stored yet. */
 export interface StagedBulk {
   readonly rows: RowSpool;
-  /** How many items the rows hold. */
-  readonly count: number;
   readonly pathOf: (index: number) => string;
   readonly invalid: ApiError | undefined;
 }
