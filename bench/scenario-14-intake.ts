@@ -66,8 +66,8 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
   const count = ctx.config.intakeUnits;
   step(`scenario 14: NDJSON stock intake of ${formatNumber(count)} units`);
   await postIntake(ctx, 'IW', 1000, 'bench-s14-warmup');
-  // Both runs compared start from fresh statistics: planned without the first one's rows, the second intake's
-  // check of mixed LoadUnits ran for minutes instead of seconds.
+  // Both runs compared start from fresh statistics: without, the second intake's check of mixed LoadUnits once ran
+  // for more than 5 minutes.
   await ctx.db.pool.query('ANALYZE');
   const run = await postIntake(ctx, 'IT', count, 'bench-s14');
   step(`scenario 14: the same intake with an Idempotency-Key`);
