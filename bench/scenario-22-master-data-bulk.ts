@@ -16,10 +16,16 @@ function locationGroups(prefix: string, bytes: number): { count: number; length:
   const item = (index: number): string =>
     `{"name":"${prefix}-${pad}-${index}"` +
     `${index === 0 ? '' : `,"parent":"${prefix}-${pad}-${Math.floor((index - 1) / 10)}"`}}`;
+  // `[`, the items with a comma between two, `]`: the Content-Length must be exactly what is sent, or the service
+  // waits for a byte that never comes.
   let count = 0;
-  let length = 1;
-  while (length + item(count).length + 1 + 1 <= bytes) length += item(count++).length + 1;
-  length += 1;
+  let length = 2;
+  for (;;) {
+    const next = item(count).length + (count > 0 ? 1 : 0);
+    if (length + next > bytes) break;
+    length += next;
+    count++;
+  }
   const stream = (): Readable =>
     Readable.from(
       (function* pieces(): Generator<string> {

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import type { BodyLine } from '../http/body.js';
+import type { RowSpool } from './row-spool.js';
 import type { Tx } from './tx.js';
 
 /** COPY rows are handed over in pieces of about this many characters, not one small message per row. */
@@ -29,6 +30,11 @@ export function copyRow(values: readonly CopyValue[]): string {
  */
 export function copyFromStdin(statement: string, timeoutMs: number): CopyStreamQuery {
   return Object.assign(copyFrom(statement), { query_timeout: timeoutMs });
+}
+
+/** Copies every row of `rows` into `statement` (a COPY FROM STDIN); a retried transaction copies them again. */
+export async function copySpool(tx: Tx, statement: string, rows: RowSpool, timeoutMs: number): Promise<void> {
+  await pipeline(rows.read(), tx.query(copyFromStdin(statement, timeoutMs)));
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import type { ByteSize } from '../config.js';
+import { RowSpool } from '../db/row-spool.js';
 import type { ApiError } from './api-error.js';
 import type { BodyShare } from './body-budget.js';
 import { JsonElements, type JsonElement } from './json-elements.js';
@@ -74,27 +75,32 @@ function tooManyProblem(maxItems: number, within: string | undefined): { path: P
   return { path: within ? [within] : [], message };
 }
 
+/** Where a bulk body's checked items go, as they are read. */
+interface ItemSink<T> {
+  /** Takes an item with no problem, while the body has none. */
+  readonly keep: (item: T, index: number) => void;
+  /** Called before each piece of text is read, with whether a problem was found already. */
+  readonly beforePiece: (piece: string, found: boolean) => Promise<void>;
+}
+
 /**
  * Issue 39 (D38): a bulk JSON body is parsed as it arrives, in slices of at most SLICE_MS between which the event
- * loop serves other requests, and each item is checked by `shape.item` once it is complete, so only the piece of
- * text being read, one item being built and the items checked so far are held, never the body's text or its
- * parsed whole. The body is refused as soon as it is known to be: at the first item beyond `maxItems`, or once
- * MAX_BULK_PROBLEMS problems are found; the rest is then read off unparsed and unkept, and the answer sent.
- * Malformed JSON, a lone surrogate or a repeated key are a 400 as for a body read whole, an item beyond
- * `elementLimit` (BODY_LIMIT) a 413. While its items are kept, the body's `share` of the body budget grows by what
- * they hold, so that the budget counts what the body really holds until its answer is sent.
+ * loop serves other requests, and each item is checked by `shape.item` once it is complete and handed to `sink`, so
+ * only the piece of text being read and one item being built are held, never the body's text or its parsed whole.
+ * The body is refused as soon as it is known to be: at the first item beyond `maxItems`, or once MAX_BULK_PROBLEMS
+ * problems are found; the rest is then read off unparsed and unkept, and the answer sent. Malformed JSON, a lone
+ * surrogate or a repeated key are a 400 as for a body read whole, an item beyond `elementLimit` (BODY_LIMIT) a 413.
  */
-export async function readBulk<T>(
+async function readItems<T>(
   pieces: AsyncIterable<string>,
   elementLimit: ByteSize,
   shape: BulkShape<T>,
-  share?: BodyShare,
-): Promise<BulkItems<T>> {
+  sink: ItemSink<T>,
+): Promise<Omit<BulkItems<T>, 'items'>> {
   const within = shape.within?.key;
   const elements = new JsonElements(elementLimit, within);
   const problems = new InputProblems();
   const slices = new Slices();
-  const items: T[] = [];
   let counted = 0;
   let whole: { value: unknown } | undefined;
   let refused = false;
@@ -107,7 +113,7 @@ export async function readBulk<T>(
         problems.add([tooManyProblem(shape.maxItems!, elements.member ? within : undefined)]);
       } else {
         const item = problems.check(shape.item, value, itemPath(index));
-        if (item !== undefined && !problems.found) items.push(item);
+        if (item !== undefined && !problems.found) sink.keep(item, index);
       }
       if (counted > (shape.maxItems ?? Infinity) || problems.count >= MAX_BULK_PROBLEMS) {
         refused = true;
@@ -117,7 +123,7 @@ export async function readBulk<T>(
     }
   };
   for await (const piece of pieces) {
-    if (!problems.found) await share?.grow(Buffer.byteLength(piece) * KEPT_BYTES_PER_BYTE);
+    await sink.beforePiece(piece, problems.found);
     await take(elements.write(piece));
     // Leaving the loop ends the body's reading: its rest is read off unkept (see readPieces).
     if (refused) break;
@@ -126,14 +132,86 @@ export async function readBulk<T>(
   if (!refused) {
     await take(elements.end());
     const single = counted === 0 ? checkWithoutItems(shape, elements, whole?.value, problems) : undefined;
-    if (single !== undefined) items.push(single);
+    if (single !== undefined) sink.keep(single, 0);
   }
   const member = elements.member?.kind === 'array';
   return {
-    items: problems.found ? [] : items,
     pathOf: member ? (index) => `${within}[${index}].` : elements.array ? (index) => `[${index}].` : () => '',
     invalid: problems.found ? problems.error(bodyPath) : undefined,
   };
+}
+
+/**
+ * A bulk body read as readItems says, its items kept in memory: while they are, the body's `share` of the body
+ * budget grows by what they hold, so that the budget counts what the body really holds until its answer is sent.
+ */
+export async function readBulk<T>(
+  pieces: AsyncIterable<string>,
+  elementLimit: ByteSize,
+  shape: BulkShape<T>,
+  share?: BodyShare,
+): Promise<BulkItems<T>> {
+  const items: T[] = [];
+  const { pathOf, invalid } = await readItems(pieces, elementLimit, shape, {
+    keep: (item) => items.push(item),
+    beforePiece: async (piece, found) => {
+      if (!found) await share?.grow(Buffer.byteLength(piece) * KEPT_BYTES_PER_BYTE);
+    },
+  });
+  return { items: invalid ? [] : items, pathOf, invalid };
+}
+
+/** A bulk body read and checked, its items staged as COPY rows in a spool file; nothing is stored yet. */
+export interface StagedBulk {
+  readonly rows: RowSpool;
+  readonly pathOf: (index: number) => string;
+  readonly invalid: ApiError | undefined;
+}
+
+/** Rows go to the spool in pieces of about this many characters. */
+const SPOOL_PIECE_CHARS = 256 * 1024;
+
+/**
+ * Issue 34 item 5: a bulk body read as readItems says, each item turned into a COPY row by `rowOf` (with its index)
+ * and spooled to a file, so that neither the body nor its items are held however large it is: the handler copies
+ * the rows into a staging table and stores them with set-based statements. The spool is let go when the answer is
+ * sent or the client leaves (`res` closes).
+ */
+export async function stageBulk<T>(
+  pieces: AsyncIterable<string>,
+  elementLimit: ByteSize,
+  shape: BulkShape<T>,
+  rowOf: (item: T, index: number) => string,
+  res: Response,
+): Promise<StagedBulk> {
+  const rows = await RowSpool.open();
+  let pending = '';
+  const flush = async (): Promise<void> => {
+    if (pending === '') return;
+    const written = pending;
+    pending = '';
+    await rows.write(written);
+  };
+  try {
+    const read = await readItems(pieces, elementLimit, shape, {
+      keep: (item, index) => {
+        pending += rowOf(item, index);
+      },
+      beforePiece: async (_piece, found) => {
+        // Once one item is invalid nothing is stored: the rest are only checked, for the 400 to name them all.
+        if (found) pending = '';
+        else if (pending.length >= SPOOL_PIECE_CHARS) await flush();
+      },
+    });
+    await flush();
+    const release = (): void => void rows.close().catch(() => undefined);
+    if (res.closed) release();
+    else res.once('close', release);
+    return { rows, ...read };
+  } catch (error) {
+    await rows.close();
+    throw error;
+  }
 }
 
 /**
@@ -168,11 +246,21 @@ function checkWithoutItems<T>(
  */
 export function bulkItemsOf<T>(req: Request, shape: BulkShape<T>): BulkItems<T> {
   const read = req.body as BulkItems<T> | undefined;
-  if (read === undefined) {
-    const problems = new InputProblems();
-    problems.check(shape.body, undefined);
-    throw problems.error(bodyPath);
-  }
+  if (read === undefined) throw missingBody(shape);
   if (read.invalid) throw read.invalid;
   return read;
+}
+
+function missingBody(shape: BulkShape<unknown>): ApiError {
+  const problems = new InputProblems();
+  problems.check(shape.body, undefined);
+  return problems.error(bodyPath);
+}
+
+/** The staged rows of a bulk body as stageBulk left them in `req.body`; throws the body's 400 as bulkItemsOf does. */
+export function stagedBulkOf(req: Request, shape: BulkShape<unknown>): StagedBulk {
+  const staged = req.body as StagedBulk | undefined;
+  if (staged === undefined) throw missingBody(shape);
+  if (staged.invalid) throw staged.invalid;
+  return staged;
 }

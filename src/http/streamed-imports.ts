@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { BodyLimits } from '../config.js';
+import type { TransactionParticipant } from '../db/tx.js';
 import { clientGone, readLines, type BodyLine } from './body.js';
 import { tooManyAtOnce } from './server-error.js';
 
@@ -18,6 +19,8 @@ export interface StreamedBody {
    * (withTransaction's `signal`) then rolls back at once, its statement cancelled.
    */
   readonly signal: AbortSignal;
+  /** The request's idempotency claim, for the work's transaction (withTransaction's `participant`). */
+  readonly participant: TransactionParticipant | undefined;
 }
 
 /**
@@ -66,7 +69,12 @@ export class StreamedImports {
           ms: this.requestTimeoutMs,
         },
       });
-      return await work({ lines, timeoutMs: this.requestTimeoutMs, signal: gone.signal });
+      return await work({
+        lines,
+        timeoutMs: this.requestTimeoutMs,
+        signal: gone.signal,
+        participant: req.transactionParticipant,
+      });
     } finally {
       res.off('close', onClose);
       this.running--;

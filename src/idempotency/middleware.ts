@@ -12,6 +12,8 @@ declare module 'express-serve-static-core' {
     requestHash?: string;
     /** A streamed body's idempotency hash, fed with its bytes as its import reads them (D38). */
     bodyHasher?: Hash;
+    /** A streamed body's claim, which its import hands to its transaction (see TransactionOptions.participant). */
+    transactionParticipant?: TransactionParticipant;
   }
 }
 
@@ -183,7 +185,12 @@ export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptio
         .finally(() => end(...args));
       return res;
     }) as Response['end'];
-    transactionParticipants.run(participant, next);
+    if (claim.streamed) {
+      req.transactionParticipant = participant;
+      next();
+    } else {
+      transactionParticipants.run(participant, next);
+    }
   };
 
   const afterError: ErrorRequestHandler = (error, req, res, next) => {

@@ -49,69 +49,6 @@ export async function selectExistingLocationGroupNames(db: Queryable, names: rea
   return result.rows.map((row) => row.name);
 }
 
-/** Creates the groups not stored yet, without a parent; answers the ids it created. */
-export async function insertMissingLocationGroups(tx: Tx, names: readonly string[]): Promise<number[]> {
-  const result = await tx.query<{ id: Id }>(
-    `INSERT INTO location_group (name)
-     SELECT r.name FROM unnest($1::text[]) AS r(name) ORDER BY r.name
-     ON CONFLICT (name) DO NOTHING
-     RETURNING id`,
-    [names],
-  );
-  return result.rows.map((row) => Number(row.id));
-}
-
-/**
- * Sets each named group's parent (null: none) where it differs. `ol` rises for groups that existed before
- * this request (D4); the ones just created stay at 0.
- */
-export async function updateLocationGroupParents(
-  tx: Tx,
-  names: readonly string[],
-  parents: readonly (string | null)[],
-  createdIds: readonly number[],
-): Promise<void> {
-  await tx.query(
-    `UPDATE location_group g
-        SET parent_id = p.id,
-            ol = g.ol + CASE WHEN g.id = ANY($3::bigint[]) THEN 0 ELSE 1 END,
-            last_modified_dt = now()
-       FROM unnest($1::text[], $2::text[]) AS r(name, parent)
-       LEFT JOIN location_group p ON p.name = r.parent
-      WHERE g.name = r.name
-        AND g.parent_id IS DISTINCT FROM p.id`,
-    [names, parents, createdIds],
-  );
-}
-
-/** Groups among `names` that are their own ancestor, each with the cycle as a list of names from itself back. */
-export async function selectLocationGroupCycles(
-  db: Queryable,
-  names: readonly string[],
-): Promise<{ name: string; cycle: string[] }[]> {
-  const result = await db.query<{ name: string; cycle: string[] }>(
-    `WITH RECURSIVE walk(start_id, id, path) AS (
-       SELECT g.id, g.parent_id, ARRAY[g.id]
-         FROM location_group g
-        WHERE g.name = ANY($1::text[]) AND g.parent_id IS NOT NULL
-       UNION ALL
-       SELECT w.start_id, p.parent_id, w.path || p.id
-         FROM walk w
-         JOIN location_group p ON p.id = w.id
-        WHERE p.parent_id IS NOT NULL AND NOT p.id = ANY(w.path)
-     )
-     SELECT s.name,
-            ARRAY(SELECT g.name FROM unnest(w.path || w.start_id) WITH ORDINALITY AS u(id, n)
-                    JOIN location_group g ON g.id = u.id ORDER BY u.n) AS cycle
-       FROM walk w
-       JOIN location_group s ON s.id = w.start_id
-      WHERE w.id = w.start_id
-      ORDER BY s.name`,
-    [names],
-  );
-  return result.rows;
-}
-
 export async function selectLocationGroupByName(db: Queryable, name: string): Promise<LocationGroupRow | undefined> {
   const result = await db.query<RawLocationGroup>(
     `SELECT g.id, g.p_key, g.name, p.name AS parent_name, g.ol, g.create_dt

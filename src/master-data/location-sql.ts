@@ -1,5 +1,4 @@
-import { columnOf } from '../db/columns.js';
-import type { Queryable, Tx } from '../db/tx.js';
+import type { Queryable } from '../db/tx.js';
 
 export interface LocationRow {
   readonly id: number;
@@ -15,18 +14,6 @@ export interface LocationRow {
   readonly noMaxTransportUnits: number | null;
   readonly ol: number;
   readonly createDt: Date;
-}
-
-/** One Location of a bulk upsert, defaults already applied. */
-export interface LocationValues {
-  readonly locationId: string;
-  readonly erpCode: string | null;
-  readonly locationGroupName: string | null;
-  readonly incomingActive: boolean;
-  readonly outgoingActive: boolean;
-  readonly plcState: number;
-  readonly description: string | null;
-  readonly noMaxTransportUnits: number | null;
 }
 
 // bigint columns arrive as strings unless a type parser is installed; Number() reads both.
@@ -71,79 +58,6 @@ const SELECT_LOCATION = `
          l.incoming_active, l.outgoing_active, l.plc_state, l.description, l.no_max_transport_units, l.ol, l.create_dt
     FROM location l
     LEFT JOIN location_group g ON g.id = l.location_group_id`;
-
-/**
- * Takes a transaction lock per ERP code (in a fixed order, so writers cannot deadlock on them): a concurrent
- * upsert that gives the same code to another Location waits, and its own check then sees this one's result.
- */
-export async function lockErpCodes(tx: Tx, erpCodes: readonly string[]): Promise<void> {
-  await tx.query(
-    `SELECT pg_advisory_xact_lock(hashtext('inventory.location.erp_code'), hashtext(c.code))
-       FROM (SELECT DISTINCT code FROM unnest($1::text[]) AS r(code) ORDER BY code) AS c`,
-    [erpCodes],
-  );
-}
-
-/** ERP codes among `erpCodes` that stored Locations other than `locationIds` hold. */
-export async function selectErpCodesHeldByOthers(
-  db: Queryable,
-  erpCodes: readonly string[],
-  locationIds: readonly string[],
-): Promise<string[]> {
-  const result = await db.query<{ erp_code: string }>(
-    `SELECT erp_code FROM location
-      WHERE erp_code = ANY($1::text[]) AND location_id <> ALL($2::text[])`,
-    [erpCodes, locationIds],
-  );
-  return result.rows.map((row) => row.erp_code);
-}
-
-/**
- * Inserts or updates Locations by locationId, in one statement. ERP-code uniqueness is checked when the
- * statement ends rather than per row, so codes may move between Locations of the same request. `ol` rises
- * only for Locations that actually change (D4).
- */
-export async function upsertLocations(tx: Tx, locations: readonly LocationValues[]): Promise<void> {
-  await tx.query('SET CONSTRAINTS location_erp_code_unique DEFERRED');
-  await tx.query(
-    `INSERT INTO location (location_id, erp_code, location_group_id, incoming_active, outgoing_active, plc_state,
-                           description, no_max_transport_units)
-     SELECT r.location_id, r.erp_code, g.id, r.incoming_active, r.outgoing_active, r.plc_state,
-            r.description, r.no_max_transport_units
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::boolean[], $6::integer[], $7::text[],
-                   $8::integer[])
-            AS r(location_id, erp_code, group_name, incoming_active, outgoing_active, plc_state, description,
-                 no_max_transport_units)
-       LEFT JOIN location_group g ON g.name = r.group_name
-      ORDER BY r.location_id
-     ON CONFLICT (location_id) DO UPDATE
-        SET erp_code = EXCLUDED.erp_code,
-            location_group_id = EXCLUDED.location_group_id,
-            incoming_active = EXCLUDED.incoming_active,
-            outgoing_active = EXCLUDED.outgoing_active,
-            plc_state = EXCLUDED.plc_state,
-            description = EXCLUDED.description,
-            no_max_transport_units = EXCLUDED.no_max_transport_units,
-            ol = location.ol + 1,
-            last_modified_dt = now()
-      WHERE (location.erp_code, location.location_group_id, location.incoming_active, location.outgoing_active,
-             location.plc_state, location.description, location.no_max_transport_units)
-            IS DISTINCT FROM
-            (EXCLUDED.erp_code, EXCLUDED.location_group_id, EXCLUDED.incoming_active, EXCLUDED.outgoing_active,
-             EXCLUDED.plc_state, EXCLUDED.description, EXCLUDED.no_max_transport_units)`,
-    [
-      columnOf(locations, 'locationId'),
-      columnOf(locations, 'erpCode'),
-      columnOf(locations, 'locationGroupName'),
-      columnOf(locations, 'incomingActive'),
-      columnOf(locations, 'outgoingActive'),
-      columnOf(locations, 'plcState'),
-      columnOf(locations, 'description'),
-      columnOf(locations, 'noMaxTransportUnits'),
-    ],
-  );
-  await tx.query('SET CONSTRAINTS location_erp_code_unique IMMEDIATE');
-}
 
 export async function selectLocationByLocationId(db: Queryable, locationId: string): Promise<LocationRow | undefined> {
   const result = await db.query<RawLocation>(`${SELECT_LOCATION} WHERE l.location_id = $1::text`, [locationId]);

@@ -1,12 +1,14 @@
 import type { Request, Response } from 'express';
 import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
-import { bulkItemsOf, readBulk, type BulkShape } from '../http/json-bulk.js';
+import { stageBulk, stagedBulkOf, type BulkShape } from '../http/json-bulk.js';
 import { href, hrefOf } from '../http/links.js';
 import { SINGLE_RESOURCE } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { apiError, body, noBody } from '../openapi/responses.js';
+import { locationGroupStageRow } from './location-group-stage-sql.js';
+import { locationStageRow } from './location-stage-sql.js';
 import { MessageKeys } from './messages.js';
 import {
   locationGroupQuerySchema,
@@ -49,17 +51,18 @@ const locationGroupList: BulkShape<LocationGroupUpsert> = {
 const locationList: BulkShape<LocationUpsert> = { item: locationUpsertSchema, body: locationsUpsertSchema };
 
 /** D14, D15: replicas of location groups, locations and transport units. */
-export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) => {
+export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads, config }) => {
   routes.add({
     method: 'PUT',
     path: '/v1/location-groups',
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationGroupList, share),
+    readJson: (pieces, itemLimit, req) =>
+      stageBulk(pieces, itemLimit, locationGroupList, locationGroupStageRow, req.res!),
     growsShare: true,
     handler: async (req: Request, res: Response) => {
-      const { items: groups } = bulkItemsOf(req, locationGroupList);
-      await withTransaction(pool, (tx) => upsertLocationGroups(tx, groups));
+      const staged = stagedBulkOf(req, locationGroupList);
+      await withTransaction(pool, (tx) => upsertLocationGroups(tx, staged, config.db.statementTimeoutMs));
       sendNoContent(res);
     },
     doc: {
@@ -100,11 +103,11 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads }) =
     path: '/v1/locations',
     consumes: ['json'],
     bulk: true,
-    readJson: (pieces, itemLimit, _req, share) => readBulk(pieces, itemLimit, locationList, share),
+    readJson: (pieces, itemLimit, req) => stageBulk(pieces, itemLimit, locationList, locationStageRow, req.res!),
     growsShare: true,
     handler: async (req: Request, res: Response) => {
-      const { items: locations } = bulkItemsOf(req, locationList);
-      await withTransaction(pool, (tx) => upsertLocations(tx, locations));
+      const staged = stagedBulkOf(req, locationList);
+      await withTransaction(pool, (tx) => upsertLocations(tx, staged, config.db.statementTimeoutMs));
       sendNoContent(res);
     },
     doc: {

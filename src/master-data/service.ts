@@ -1,9 +1,13 @@
+import { copySpool } from '../db/copy.js';
 import type { Queryable, Tx } from '../db/tx.js';
 import { validationError, type ApiError } from '../http/api-error.js';
+import { MAX_BULK_PROBLEMS, type StagedBulk } from '../http/json-bulk.js';
 import * as groupSql from './location-group-sql.js';
 import type { LocationGroupRow } from './location-group-sql.js';
 import * as locationSql from './location-sql.js';
-import type { LocationRow, LocationValues } from './location-sql.js';
+import type { LocationRow } from './location-sql.js';
+import * as locationStage from './location-stage-sql.js';
+import * as groupStage from './location-group-stage-sql.js';
 import {
   erpCodeAlreadyUsed,
   erpCodeNotFound,
@@ -15,7 +19,7 @@ import {
   transportUnitNotFound,
   transportUnitTypeMissing,
 } from './messages.js';
-import type { LocationGroupUpsert, LocationUpsert, TransportUnitCreate } from './schemas.js';
+import type { TransportUnitCreate } from './schemas.js';
 import * as tuSql from './transport-unit-sql.js';
 import type { TransportUnitRow } from './transport-unit-sql.js';
 
@@ -29,52 +33,57 @@ export interface LocationReference {
 
 const isBlank = (value: string | null | undefined): boolean => value == null || value.trim() === '';
 
+/** Copies the staged rows of a bulk body into its staging table, and gives the planner its statistics. */
+async function copyStaged(
+  tx: Tx,
+  staged: StagedBulk,
+  timeoutMs: number,
+  stage: { create: (tx: Tx) => Promise<void>; copy: string; analyze: (tx: Tx) => Promise<void> },
+): Promise<void> {
+  await stage.create(tx);
+  await copySpool(tx, stage.copy, staged.rows, timeoutMs);
+  await stage.analyze(tx);
+}
+
 /** `[3].name: duplicate of [1].name` for every repeated key of a bulk request (nothing is written then). */
-function rejectDuplicates(keys: readonly string[], field: string): void {
-  const firstIndex = new Map<string, number>();
-  const problems: { path: string; message: string }[] = [];
-  keys.forEach((key, index) => {
-    const first = firstIndex.get(key);
-    if (first === undefined) firstIndex.set(key, index);
-    else problems.push({ path: `[${index}].${field}`, message: `duplicate of [${first}].${field}` });
-  });
-  if (problems.length > 0) throw validationError(problems);
+function rejectDuplicates(duplicates: readonly { line: number; first: number }[], field: string): void {
+  if (duplicates.length === 0) return;
+  throw validationError(
+    duplicates.map(({ line, first }) => ({ path: `[${line}].${field}`, message: `duplicate of [${first}].${field}` })),
+  );
 }
 
 /**
  * D14: creates or updates groups by name; parents are resolved by name among the request's groups (in any
- * order) and the stored ones. Refuses a change that would make a group its own ancestor.
+ * order) and the stored ones. Refuses a change that would make a group its own ancestor. Issue 34 item 5: the
+ * groups come staged as COPY rows and are checked and stored by set-based statements on their staging table, so
+ * none of them is held in memory; a 400 names at most MAX_BULK_PROBLEMS problems, as the body's own check does.
  */
-export async function upsertLocationGroups(tx: Tx, groups: readonly LocationGroupUpsert[]): Promise<void> {
-  const names = groups.map((group) => group.name);
-  const parents = groups.map((group) => group.parent ?? null);
-  rejectDuplicates(names, 'name');
-  const ownParent = groups.flatMap((group, index) =>
-    group.parent === group.name ? [{ path: `[${index}].parent`, message: 'a group cannot be its own parent' }] : [],
-  );
-  if (ownParent.length > 0) throw validationError(ownParent);
-
-  await groupSql.lockLocationGroupsForWrite(tx);
-  const inRequest = new Set(names);
-  const outside = [...new Set(parents.filter((parent): parent is string => parent !== null && !inRequest.has(parent)))];
-  if (outside.length > 0) {
-    const stored = new Set(await groupSql.selectExistingLocationGroupNames(tx, outside));
-    const unknown = outside.find((parent) => !stored.has(parent));
-    if (unknown !== undefined) throw locationGroupNotFound(unknown);
+export async function upsertLocationGroups(tx: Tx, staged: StagedBulk, timeoutMs: number): Promise<void> {
+  await copyStaged(tx, staged, timeoutMs, {
+    create: groupStage.createLocationGroupStage,
+    copy: groupStage.COPY_INTO_LOCATION_GROUP_STAGE,
+    analyze: groupStage.analyzeLocationGroupStage,
+  });
+  rejectDuplicates(await groupStage.selectStagedDuplicateNames(tx, MAX_BULK_PROBLEMS), 'name');
+  const ownParent = await groupStage.selectStagedOwnParents(tx, MAX_BULK_PROBLEMS);
+  if (ownParent.length > 0) {
+    throw validationError(
+      ownParent.map((line) => ({ path: `[${line}].parent`, message: 'a group cannot be its own parent' })),
+    );
   }
 
-  const createdIds = await groupSql.insertMissingLocationGroups(tx, names);
-  await groupSql.updateLocationGroupParents(tx, names, parents, createdIds);
-  const cycles = await groupSql.selectLocationGroupCycles(tx, names);
+  await groupSql.lockLocationGroupsForWrite(tx);
+  const unknown = await groupStage.selectFirstUnknownStagedParent(tx);
+  if (unknown !== undefined) throw locationGroupNotFound(unknown);
+
+  await groupStage.assignStagedLocationGroupIds(tx);
+  await groupStage.insertNewStagedLocationGroups(tx);
+  await groupStage.updateStoredStagedLocationGroups(tx);
+  const cycles = await groupStage.selectStagedLocationGroupCycles(tx, MAX_BULK_PROBLEMS);
   if (cycles.length > 0) {
-    const indexOf = new Map(names.map((name, index) => [name, index]));
-    const problems = cycles.map(({ name, cycle }) => ({ index: indexOf.get(name) ?? 0, cycle }));
-    problems.sort((x, y) => x.index - y.index);
     throw validationError(
-      problems.map(({ index, cycle }) => ({
-        path: `[${index}].parent`,
-        message: `makes a cycle ${cycle.join(' → ')}`,
-      })),
+      cycles.map(({ line, cycle }) => ({ path: `[${line}].parent`, message: `makes a cycle ${cycle.join(' → ')}` })),
     );
   }
 }
@@ -102,55 +111,27 @@ export async function locationGroupIdsWithChildren(
   return groupSql.selectLocationGroupTreeIds(db, names);
 }
 
-function locationValues(location: LocationUpsert): LocationValues {
-  return {
-    locationId: location.locationId,
-    erpCode: location.erpCode ?? null,
-    locationGroupName: location.locationGroupName ?? null,
-    incomingActive: location.incomingActive ?? true,
-    outgoingActive: location.outgoingActive ?? true,
-    plcState: location.plcState ?? 0,
-    description: location.description ?? null,
-    noMaxTransportUnits: location.noMaxTransportUnits ?? null,
-  };
-}
-
-function firstRepeated(values: readonly string[]): string | undefined {
-  const seen = new Set<string>();
-  for (const value of values) {
-    if (seen.has(value)) return value;
-    seen.add(value);
-  }
-  return undefined;
-}
-
 /**
  * D14: creates or updates Locations by locationId. Each Location is replaced as sent (PUT): optional fields
- * left out take their defaults. An ERP code must stay unique among all Locations after the request.
+ * left out take their defaults. An ERP code must stay unique among all Locations after the request. Issue 34 item
+ * 5: the Locations come staged as COPY rows, checked and stored by set-based statements on their staging table.
  */
-export async function upsertLocations(tx: Tx, locations: readonly LocationUpsert[]): Promise<void> {
-  const values = locations.map(locationValues);
-  const locationIds = values.map((location) => location.locationId);
-  rejectDuplicates(locationIds, 'locationId');
-
-  const erpCodes = values.flatMap((location) => (location.erpCode === null ? [] : [location.erpCode]));
-  const repeated = firstRepeated(erpCodes);
+export async function upsertLocations(tx: Tx, staged: StagedBulk, timeoutMs: number): Promise<void> {
+  await copyStaged(tx, staged, timeoutMs, {
+    create: locationStage.createLocationStage,
+    copy: locationStage.COPY_INTO_LOCATION_STAGE,
+    analyze: locationStage.analyzeLocationStage,
+  });
+  rejectDuplicates(await locationStage.selectStagedDuplicateLocationIds(tx, MAX_BULK_PROBLEMS), 'locationId');
+  const repeated = await locationStage.selectFirstRepeatedStagedErpCode(tx);
   if (repeated !== undefined) throw erpCodeAlreadyUsed(repeated);
+  const unknown = await locationStage.selectFirstUnknownStagedGroup(tx);
+  if (unknown !== undefined) throw locationGroupNotFound(unknown);
 
-  const groupNames = [...new Set(values.flatMap((location) => location.locationGroupName ?? []))];
-  if (groupNames.length > 0) {
-    const stored = new Set(await groupSql.selectExistingLocationGroupNames(tx, groupNames));
-    const unknown = groupNames.find((name) => !stored.has(name));
-    if (unknown !== undefined) throw locationGroupNotFound(unknown);
-  }
-
-  if (erpCodes.length > 0) {
-    await locationSql.lockErpCodes(tx, erpCodes);
-    const taken = new Set(await locationSql.selectErpCodesHeldByOthers(tx, erpCodes, locationIds));
-    const used = erpCodes.find((code) => taken.has(code));
-    if (used !== undefined) throw erpCodeAlreadyUsed(used);
-  }
-  await locationSql.upsertLocations(tx, values);
+  await locationStage.lockStagedErpCodes(tx);
+  const used = await locationStage.selectFirstStagedErpCodeHeldByOthers(tx);
+  if (used !== undefined) throw erpCodeAlreadyUsed(used);
+  await locationStage.upsertStagedLocations(tx);
 }
 
 /**

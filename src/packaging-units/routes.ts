@@ -227,11 +227,11 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     handler: async (req, res) => {
       if (req.is(NDJSON)) {
         // D35, issue 14: the lines go to the database as they arrive; a retry could not read the body again.
-        const created = await imports.run(req, ({ lines, timeoutMs, signal }) =>
+        const created = await imports.run(req, ({ lines, timeoutMs, signal, participant }) =>
           withTransaction(
             pool,
             (tx) => intakeUnits(tx, lines, { actor: actorOf(req), timeoutMs, mixedAllowed: config.mixedLoadUnits }),
-            { maxAttempts: 1, signal },
+            { maxAttempts: 1, signal, participant },
           ),
         );
         sendJson(res, 201, { created });

@@ -1,6 +1,5 @@
-import { pipeline } from 'node:stream/promises';
 import type { ByteSize } from '../config.js';
-import { copyFromStdin } from '../db/copy.js';
+import { copySpool } from '../db/copy.js';
 import type { Tx } from '../db/tx.js';
 import type { ApiError } from '../http/api-error.js';
 import { MAX_BULK_PROBLEMS, Slices } from '../http/json-bulk.js';
@@ -14,7 +13,7 @@ import {
   importRowOfUnit,
 } from './import-sql.js';
 import { storeStagedProducts } from './import.js';
-import { RowSpool } from './row-spool.js';
+import { RowSpool } from '../db/row-spool.js';
 import { productCreateSchema, productListSchema } from './schemas.js';
 import { productValues, ruleValues, unitValues } from './service.js';
 
@@ -126,7 +125,7 @@ export async function createProducts(
   { requestId, timeoutMs }: { readonly requestId: string; readonly timeoutMs: number },
 ): Promise<string | undefined> {
   await createImportTable(tx, 'fail');
-  await pipeline(staged.rows.read(), tx.query(copyFromStdin(COPY_INTO_IMPORT_TABLE, timeoutMs)));
+  await copySpool(tx, COPY_INTO_IMPORT_TABLE, staged.rows, timeoutMs);
   const { pKey } = await storeStagedProducts(
     tx,
     staged,

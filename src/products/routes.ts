@@ -51,10 +51,11 @@ const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.prod
 export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, imports, config }) => {
   /** Issue 14: the lines go to the database as they arrive; a retry could not read the body again. */
   const importStreamed = (req: Request, onConflict: OnConflict): Promise<ImportResult> =>
-    imports.run(req, ({ lines, timeoutMs, signal }) =>
+    imports.run(req, ({ lines, timeoutMs, signal, participant }) =>
       withTransaction(pool, (tx) => importProducts(tx, lines, { requestId: req.id, timeoutMs, onConflict }), {
         maxAttempts: 1,
         signal,
+        participant,
       }),
     );
 

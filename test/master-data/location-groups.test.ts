@@ -186,6 +186,20 @@ describe('PUT /v1/location-groups', () => {
     expect(await groupCount([name])).toBe(0);
   });
 
+  it('answers 400 naming the first 100 repeated names of a body that repeats more', async () => {
+    const name = unique('Often');
+
+    const response = await putGroups(
+      ctx.app,
+      Array.from({ length: 150 }, () => ({ name })),
+    );
+
+    expect(response.status).toBe(400);
+    expect(response.body.obj).toEqual(Array.from({ length: 100 }, (_, index) => `[${index + 1}].name`));
+    expect(response.body.message).toMatch(/^\[1\]\.name: duplicate of \[0\]\.name; /);
+    expect(await groupCount([name])).toBe(0);
+  });
+
   it.each([
     ['an empty array', [], ['body']],
     ['an object instead of an array', { name: 'x' }, ['body']],
