@@ -16,7 +16,7 @@ import { eventually, processMemory, sleep } from './harness.js';
  * event, and the instance's RSS stay bounded. The feed pages ask for the 1,500 events once they are committed, so
  * each has 90 MB to send and stalls (a long poll waiting at the head answers what the socket takes).
  *
- * Measured at load average 10–11 on 2 cores: growth 94–114 MB (48 MB with no stalled client); D39 asks less than
+ * Measured at load average 5–11 on 2 cores: growth 94–119 MB (48 MB with no stalled client); D39 asks less than
  * 100 MB, so the bound asserted is 150 MB. Each socket that never reads still takes megabytes into the kernel before
  * it stops taking, and what the instance read and rendered for it is garbage until V8 collects it.
  *
