@@ -161,6 +161,12 @@ const environmentSchema = z
       .min(16 * 1024)
       .max(256 * 1024 * 1024)
       .default(1024 * 1024),
+    STREAM_BUFFER_TOTAL_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .max(4 * 1024 * 1024 * 1024)
+      .default(16 * 1024 * 1024),
     COMPRESSION_LEVEL: z.coerce.number().int().min(1).max(9).default(1),
     EVENT_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
     EVENT_STREAMS_HEARTBEAT_MS: positiveMillis.default(15_000),
@@ -390,11 +396,13 @@ export interface Config {
     readonly keepAliveTimeoutMs: number;
   };
   /** Streamed lists: how many at once (per process). D39, every outgoing stream (lists, the feed, SSE): bytes it
-   * may hold unsent, and how long it may stay unable to send before its connection is closed. */
+   * may hold unsent, bytes all of them may hold together, and how long one may stay unable to send before its
+   * connection is closed. */
   readonly streams: {
     readonly maxConcurrent: number;
     readonly stallTimeoutMs: number;
     readonly bufferBytes: number;
+    readonly totalBufferBytes: number;
   };
   /** Issue 27: Server-Sent Event streams of the feed one process keeps open at once (one more is a 503), and how
    * long a quiet stream goes before a comment keeps it alive. */
@@ -504,6 +512,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       maxConcurrent: env.STREAM_MAX_CONCURRENT,
       stallTimeoutMs: env.STREAM_STALL_MS ?? env.STREAM_STALL_TIMEOUT_MS,
       bufferBytes: env.STREAM_BUFFER_BYTES,
+      totalBufferBytes: env.STREAM_BUFFER_TOTAL_BYTES,
     }),
     eventStreams: Object.freeze({
       maxConcurrent: env.EVENT_STREAMS_MAX,

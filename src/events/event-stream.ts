@@ -13,6 +13,8 @@ const RECONNECT_MS = 2000;
 const BATCH_MS = 100;
 /** How soon a quiet filtered stream tells its reader the position it has read the feed through. */
 const POSITION_MS = 1000;
+/** The first take of a stream, before it knows how large the events are: a few, then about a buffer's worth. */
+const UNSIZED_READ = 8;
 
 export interface EventStreamSettings {
   /** Streams a process keeps open at once; one more is a 503 with Retry-After. */
@@ -115,13 +117,13 @@ export class EventStreams {
     await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
     writer.flush();
     let lastWrite = Date.now();
-    let size = limit;
+    let size = Math.min(limit, UNSIZED_READ);
     while (!writer.ended.aborted) {
       const { entries, expired } = await this.reader.entriesAfter(cursor, size, true);
       if (expired) return;
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
-        size = readSizeFor(entries, this.outgoing.limits.bufferBytes, limit);
+        size = readSizeFor(entries, this.outgoing.readAheadBytes, limit);
         let matched = false;
         for (const entry of entries) {
           cursor = entry.position;

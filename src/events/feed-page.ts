@@ -9,6 +9,8 @@ import type { FeedPage } from './sql.js';
 const SCAN_LIMIT = 10_000;
 /** The most events one read takes for a page; fewer when events are large (see `readSize`). */
 const READ_LIMIT = 1000;
+/** A read before any event of the page was seen: their size is unknown, so a few (a thousand of 60 KB were 60 MB). */
+const UNSIZED_READ = 8;
 
 export interface PageRequest {
   /** The cursor the page follows (checked: the first page was read from it). */
@@ -108,7 +110,7 @@ export class FeedPageWriter {
 
   /** Events worth about one buffer: large events are read a few at a time, small ones a thousand. */
   private readSize(wanted: number, largest: number): number {
-    const fitting = largest > 0 ? Math.floor(this.outgoing.limits.bufferBytes / largest) : READ_LIMIT;
+    const fitting = largest > 0 ? Math.floor(this.outgoing.readAheadBytes / largest) : UNSIZED_READ;
     return Math.max(1, Math.min(READ_LIMIT, wanted, fitting));
   }
 }

@@ -12,6 +12,8 @@ const READ_BYTES = 4 * 1024 * 1024;
 /** What the reader keeps of the newest events for streams a little behind; older ones they read themselves. */
 const WINDOW_BYTES = 16 * 1024 * 1024;
 const WINDOW_EVENTS = 20_000;
+/** The first read, before the size of events is known: large events are not read by the hundred. */
+const UNSIZED_READ = 16;
 /** After a failed read, the next try (a new event's signal tries at once). */
 const RETRY_MS = 1000;
 
@@ -32,7 +34,7 @@ export class FeedReader {
   private followers = 0;
   private reading: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  private readSize = 100;
+  private readSize = UNSIZED_READ;
   private readonly advanced = new EventEmitter().setMaxListeners(0);
   private readonly stopListening: () => void;
 

@@ -18,8 +18,12 @@ export function halList(
   items: readonly unknown[],
   nextHref?: string,
 ): Record<string, unknown> {
-  const links = nextHref ? { self: { href: selfHref }, next: { href: nextHref } } : { self: { href: selfHref } };
-  return { _embedded: { [rel]: items }, _links: links };
+  return { _embedded: { [rel]: items }, _links: halListLinks(selfHref, nextHref) };
+}
+
+/** A HAL list's `_links`: its `self`, and `next` when more follow. */
+export function halListLinks(selfHref: string, nextHref?: string): Record<string, { href: string }> {
+  return nextHref ? { self: { href: selfHref }, next: { href: nextHref } } : { self: { href: selfHref } };
 }
 
 /** The schema of `halList(…, rel, items)` for items of `itemSchema`. */

@@ -5,6 +5,11 @@ import client from 'prom-client';
 export interface StreamLimits {
   /** Bytes a stream may hold unsent beyond what its response accepted; more makes its writer wait. */
   readonly bufferBytes: number;
+  /**
+   * Bytes all streams of the instance may hold unsent together; beyond that each holds at most a chunk more than its
+   * response took, so many clients that read nothing cannot each take `bufferBytes`.
+   */
+  readonly totalBufferBytes: number;
   /** A response that takes nothing for this long, while bytes wait for it, is closed. */
   readonly stallTimeoutMs: number;
 }
@@ -20,6 +25,17 @@ export type StreamEnd = 'closed' | 'stalled' | 'expired' | 'shutdown';
 
 /** Small writes are gathered into chunks of about this size: a write per row or event would cost a syscall each. */
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * What a producer reads ahead of its writer at once, as a part of `bufferBytes`: a stream that stalled holds its
+ * read-ahead besides its queue, and the kernel takes megabytes from a socket before it stops taking, so a stream
+ * reads, renders and throws away many of these before it stalls.
+ */
+const READ_AHEAD_PART = 4;
+
+/** What the instance's streams hold unsent together (D39), counted by their writers. */
+export interface SharedBuffer {
+  held: number;
+}
 
 /** setTimeout takes at most 2^31 - 1 ms; a later expiry is checked again when that runs out. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -47,6 +63,7 @@ export class StreamWriter {
     private readonly limits: StreamLimits,
     private readonly onStall: () => void,
     expiresAtMs: number | undefined,
+    private readonly shared: SharedBuffer = { held: 0 },
   ) {
     res.once('close', () => this.end('closed'));
     // The compression middleware takes 'drain' listeners on its gzip stream: that is the one that fills first.
@@ -69,17 +86,26 @@ export class StreamWriter {
   }
 
   /**
-   * Queues `text` and resolves once what waits is within `bufferBytes` again: true, or false when the stream ended
-   * (the producer stops then).
+   * Queues `text` and resolves once what waits is within `bufferBytes` again (within a chunk while the instance's
+   * streams together hold more than `totalBufferBytes`): true, or false when the stream ended (the producer stops).
    */
   async send(text: string): Promise<boolean> {
     if (this.reason) return false;
     this.gathered += text;
     if (this.gathered.length >= CHUNK_BYTES) this.enqueue();
-    while (this.queuedBytes > this.limits.bufferBytes && !this.reason) {
+    while (this.holdsTooMuch() && !this.reason) {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
     return !this.reason;
+  }
+
+  /**
+   * Only a stream whose response takes nothing now holds a queue: it waits for 'drain' (or its stall) either way,
+   * so waiting on the instance's total never slows a stream that reads.
+   */
+  private holdsTooMuch(): boolean {
+    if (this.queuedBytes > this.limits.bufferBytes) return true;
+    return this.queuedBytes > 0 && this.shared.held > this.limits.totalBufferBytes;
   }
 
   /**
@@ -108,6 +134,7 @@ export class StreamWriter {
     clearTimeout(this.expiryTimer);
     this.gathered = '';
     this.queue.length = 0;
+    this.shared.held -= this.queuedBytes;
     this.queuedBytes = 0;
     this.abort.abort();
     this.wakeProducers();
@@ -124,7 +151,9 @@ export class StreamWriter {
     if (this.accepting && this.queue.length === 0) this.hand(text);
     else {
       this.queue.push(text);
-      this.queuedBytes += Buffer.byteLength(text);
+      const bytes = Buffer.byteLength(text);
+      this.queuedBytes += bytes;
+      this.shared.held += bytes;
     }
   }
 
@@ -142,7 +171,9 @@ export class StreamWriter {
     this.accepting = true;
     while (this.accepting && this.queue.length > 0) {
       const text = this.queue.shift()!;
-      this.queuedBytes -= Buffer.byteLength(text);
+      const bytes = Buffer.byteLength(text);
+      this.queuedBytes -= bytes;
+      this.shared.held -= bytes;
       this.hand(text);
     }
     this.wakeProducers();
@@ -171,6 +202,7 @@ export class OutgoingStreams {
   private readonly writers = new Map<StreamWriter, StreamKind>();
   private readonly stalled: client.Counter<'stream'>;
   private readonly shuttingDown = new AbortController();
+  private readonly shared: SharedBuffer = { held: 0 };
 
   constructor(
     readonly limits: StreamLimits,
@@ -184,6 +216,11 @@ export class OutgoingStreams {
       registers: [registry],
     });
     shutdown?.addEventListener('abort', () => this.endAll(), { once: true });
+  }
+
+  /** About how many bytes of rows or events a producer reads and renders ahead of its writer at once. */
+  get readAheadBytes(): number {
+    return Math.floor(this.limits.bufferBytes / READ_AHEAD_PART);
   }
 
   /** Aborts when the instance starts to shut down: a long poll answers what it has. */
@@ -204,7 +241,7 @@ export class OutgoingStreams {
       );
     };
     const expiresAtMs = kind === 'feed' ? undefined : req.principal?.expiresAtMs;
-    const writer = new StreamWriter(res, this.limits, onStall, expiresAtMs);
+    const writer = new StreamWriter(res, this.limits, onStall, expiresAtMs, this.shared);
     if (kind === 'events' && this.stopping.aborted) writer.end('shutdown');
     this.writers.set(writer, kind);
     writer.ended.addEventListener('abort', () => this.writers.delete(writer), { once: true });

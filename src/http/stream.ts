@@ -141,7 +141,7 @@ export class JsonArrayStreams {
         if (!(await writer.send(text))) return;
       }
       if (page.last) break;
-      size = Math.max(1, Math.min(STREAM_PAGE_SIZE, Math.floor(this.outgoing.limits.bufferBytes / largest)));
+      size = Math.max(1, Math.min(STREAM_PAGE_SIZE, Math.floor(this.outgoing.readAheadBytes / largest)));
       page = await nextPage();
     }
     if (!(await writer.send(']')) || !(await writer.drained())) return;

@@ -1,12 +1,11 @@
 import type { Request, Response } from 'express';
 import type { ZodType } from 'zod';
 import type { Queryable } from '../db/tx.js';
-import { halList, LIST_WITH_HAL } from '../http/hal-list.js';
+import { LIST_WITH_HAL } from '../http/hal-list.js';
+import { arrayReader, halJsonList, plainJsonList, type JsonList } from '../http/json-list.js';
 import { href, hrefOf } from '../http/links.js';
-import { linkNextPage } from '../http/pagination.js';
 import { HAL_JSON, isVendorType, PACKAGING_UNIT_VENDOR_TYPES, SINGLE_RESOURCE } from '../http/media-types.js';
 import { requireMatch, sendTagged, type Version } from '../http/validators.js';
-import { sendJson } from '../http/respond.js';
 import { z } from '../openapi/zod.js';
 import type { HeaderDoc, ResponseDoc } from '../openapi/responses.js';
 import { findLocationsByIds } from '../master-data/service.js';
@@ -30,7 +29,7 @@ function unitListBody(mediaType: string): ZodType {
   return z.array(isVendorType(mediaType) ? packagingUnitWithLinksSchema : packagingUnitSchema);
 }
 
-/** The response of `sendUnitList` in each media type the route produces. */
+/** The response of a `unitList` in each media type the route produces. */
 export function unitListResponse(
   description: string,
   produces: readonly string[],
@@ -58,28 +57,21 @@ async function viewContext(
 
 /**
  * A PackagingUnit list: plain JSON, the vendor type with `links` (D7), or HAL with each unit as a resource
- * where the route offers it (issue 13); a paged list's next page in `Link` and HAL's `_links.next` (D39).
+ * where the route offers it (issue 13), with HAL's `_links.next` of a paged list (D39; its `Link` header is the
+ * route's). Read on `db`, sent by `sendJsonList` once the connection is back.
  */
-export async function sendUnitList(
+export async function unitList(
   db: Queryable,
   req: Request,
-  res: Response,
-  status: number,
   units: readonly PackagingUnitRow[],
   nextHref?: string,
-): Promise<void> {
+): Promise<JsonList<PackagingUnitRow>> {
   const context = await viewContext(db, req, units);
-  linkNextPage(res, nextHref);
   if (req.mediaType === HAL_JSON) {
-    const resources = units.map((unit) => packagingUnitResource(unit, context));
-    sendJson(res, status, halList(href(req, req.originalUrl), PACKAGING_UNITS_REL, resources, nextHref));
-    return;
+    const resource = (unit: PackagingUnitRow): unknown => packagingUnitResource(unit, context);
+    return halJsonList(href(req, req.originalUrl), PACKAGING_UNITS_REL, arrayReader(units), resource, nextHref);
   }
-  sendJson(
-    res,
-    status,
-    units.map((unit) => packagingUnitView(unit, context)),
-  );
+  return plainJsonList(arrayReader(units), (unit) => packagingUnitView(unit, context));
 }
 
 /**

@@ -3,7 +3,8 @@ import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { bulkItemsOf, readBulk, type BulkShape } from '../http/json-bulk.js';
 import { href } from '../http/links.js';
-import { NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
+import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
+import { sendJsonList } from '../http/json-list.js';
 import { JSON_TYPE, NDJSON, PACKAGING_UNIT_LIST } from '../http/media-types.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
@@ -19,7 +20,7 @@ import {
   findUnitsOnTransportUnit,
   searchUnits,
 } from './find-service.js';
-import { sendUnitList, UNIT_LIST_WITH_HAL, unitListResponse } from './render.js';
+import { UNIT_LIST_WITH_HAL, unitList, unitListResponse } from './render.js';
 import {
   createInLoadUnitBodySchema,
   createInLoadUnitQuerySchema,
@@ -72,14 +73,14 @@ const createdOrTakenInResponse = {
   headers: { Location: { ...createdHeaders.Location, required: false } },
 };
 
-export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, config, imports }) => {
+export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, outgoing, config, imports }) => {
   const loadUnitPath = '/v1/transport-units/:transportUnitBK/load-units/:luPos/packaging-units';
 
   /** D18: 201, Location of the first created unit, the created units as a list. */
   const sendCreated = async (req: Request, res: Response, ids: number[]): Promise<void> => {
     const units = await selectUnitsByIds(pool, ids);
     if (units[0]) res.location(href(req, `/v1/packaging-units/${units[0].pKey}`));
-    await sendUnitList(pool, req, res, 201, units);
+    await sendJsonList(outgoing, req, res, 201, await unitList(pool, req, units));
   };
 
   routes.add({
@@ -127,9 +128,10 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
-      await reads.run(async (db) =>
-        sendUnitList(db, req, res, 200, await findUnitsAtLoadUnitPosition(db, address.transportUnitBK, address.luPos)),
+      const list = await reads.run(async (db) =>
+        unitList(db, req, await findUnitsAtLoadUnitPosition(db, address.transportUnitBK, address.luPos)),
       );
+      await sendJsonList(outgoing, req, res, 200, list);
     },
     doc: {
       operationId: 'packaging-units-findontuandlu',
@@ -182,9 +184,10 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
       produces: UNIT_LIST_WITH_HAL,
       handler: async (req, res) => {
         const { transportUnitBK } = parseInput(transportUnitParams, req.params, 'path');
-        await reads.run(async (db) =>
-          sendUnitList(db, req, res, 200, await findUnitsOnTransportUnit(db, transportUnitBK)),
+        const list = await reads.run(async (db) =>
+          unitList(db, req, await findUnitsOnTransportUnit(db, transportUnitBK)),
         );
+        await sendJsonList(outgoing, req, res, 200, list);
       },
       doc: {
         operationId: `packaging-units-findontu-${version}`,
@@ -202,7 +205,8 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await reads.run(async (db) => sendUnitList(db, req, res, 200, await findUnitsInLoadUnit(db, pKey)));
+      const list = await reads.run(async (db) => unitList(db, req, await findUnitsInLoadUnit(db, pKey)));
+      await sendJsonList(outgoing, req, res, 200, list);
     },
     doc: {
       operationId: 'lu-findpuinlu',
@@ -282,13 +286,15 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     produces: UNIT_LIST_WITH_HAL,
     handler: async (req, res) => {
       const search = parseInput(packagingUnitSearchSchema, req.query, 'query');
-      await reads.run(async (db) => {
+      const list = await reads.run(async (db) => {
         const page = await searchUnits(db, search);
         const { sku, productPKey, locationGroupName, locationId, sortProperty, sortDirection } = search;
         const filters = { sku, productPKey, locationGroupName, locationId, sortProperty, sortDirection };
         const next = nextPageHref(req, page, search.amount ?? DEFAULT_AMOUNT, filters, 'amount');
-        await sendUnitList(db, req, res, 200, page.items, next);
+        return { next, body: await unitList(db, req, page.items, next) };
       });
+      linkNextPage(res, list.next);
+      await sendJsonList(outgoing, req, res, 200, list.body);
     },
     doc: {
       operationId: 'packaging-units-findforproduct',

@@ -2,7 +2,8 @@ import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
 import { linkNextPage, NEXT_PAGE_HEADER, nextPageHref, pageQuerySchema } from '../http/pagination.js';
-import { sendJson, sendNoContent } from '../http/respond.js';
+import { arrayReader, plainJsonList, sendJsonList } from '../http/json-list.js';
+import { sendNoContent } from '../http/respond.js';
 import { parseInput } from '../http/validate.js';
 import { ETAG_HEADER } from '../http/validators.js';
 import { movementSchema, movementView } from '../ledger/view.js';
@@ -19,7 +20,7 @@ const tags = ['PackagingUnits'];
 const unknownUnit = apiError('No such PackagingUnit', ['owms.wms.inv.pu.pKeyNotExists']);
 
 /** Operations on one PackagingUnit addressed by its pKey (D20, D22, D24). */
-export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, reads }) => {
+export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, reads, outgoing }) => {
   routes.add({
     method: 'GET',
     path: '/v1/packaging-units/:pKey',
@@ -92,7 +93,7 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
       const query = parseInput(pageQuerySchema, req.query, 'query');
       const page = await reads.run((db) => findMovements(db, pKey, query));
       linkNextPage(res, nextPageHref(req, page, query.limit));
-      sendJson(res, 200, page.items.map(movementView));
+      await sendJsonList(outgoing, req, res, 200, plainJsonList(arrayReader(page.items), movementView));
     },
     doc: {
       operationId: 'packaging-units-movements',

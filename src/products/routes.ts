@@ -5,8 +5,9 @@ import { withTransaction } from '../db/tx.js';
 import type { AddFeatureRoutes } from '../http/feature.js';
 import { href, hrefOf } from '../http/links.js';
 import { HAL_JSON, JSON_TYPE, NDJSON, PLAIN_LIST, SINGLE_RESOURCE } from '../http/media-types.js';
-import { halList, halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
-import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref, pageOf } from '../http/pagination.js';
+import { halListSchema, LIST_WITH_HAL } from '../http/hal-list.js';
+import { halJsonList, plainJsonList, sendJsonList } from '../http/json-list.js';
+import { linkNextPage, MAX_PAGE_SIZE, NEXT_PAGE_HEADER, nextPageHref } from '../http/pagination.js';
 import { sendJson, sendNoContent } from '../http/respond.js';
 import { requireMatch, sendTagged, type Version } from '../http/validators.js';
 import { parseInput } from '../http/validate.js';
@@ -31,7 +32,7 @@ import {
 } from './service.js';
 import { importProducts, MAX_REPORTED, type ImportResult } from './import.js';
 import type { OnConflict } from './import-sql.js';
-import { selectProductsAfter } from './sql.js';
+import { selectProductPageEnd, selectProductsAfter, selectProductsThrough, type ProductRow } from './sql.js';
 import { productResource, productResourceSchema, productSchema, productVersion, productView } from './view.js';
 
 /** Issue 26: a JSON bulk is staged as it arrives; its spool is let go when the answer is sent or the client leaves. */
@@ -48,7 +49,7 @@ const PRODUCTS_REL = 'products';
 
 const notFoundByPKey = apiError('No Product with this pKey', ['owms.wms.inv.product.notFoundByPKey']);
 
-export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, imports, config }) => {
+export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, streams, outgoing, imports, config }) => {
   /** Issue 14: the lines go to the database as they arrive; a retry could not read the body again. */
   const importStreamed = (req: Request, onConflict: OnConflict): Promise<ImportResult> =>
     imports.run(req, ({ lines, timeoutMs, signal, participant }) =>
@@ -128,19 +129,29 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     },
   });
 
-  /** D33: a page in id order, plain JSON with a Link to the next, or HAL when named (issue 13's lists). */
+  /**
+   * D33: a page in id order, plain JSON with a Link to the next, or HAL when named (issue 13's lists). D39: where
+   * the page ends is read first (the Link goes before the body), then its Products are written as they are read.
+   */
   const sendProductPage = async (req: Request, res: Response, limit: number, after: number | undefined) => {
-    const rows = await reads.run((db) => selectProductsAfter(db, after ?? 0, limit + 1));
-    const page = pageOf(rows, limit, (row) => row.id);
-    const next = nextPageHref(req, page, limit);
+    const from = after ?? 0;
+    const through = await reads.run((db) => selectProductPageEnd(db, from, limit));
+    const next = through === undefined ? undefined : nextPageHref(req, { items: [], next: through }, limit);
     linkNextPage(res, next);
     req.mediaType = req.accepts([...LIST_WITH_HAL]) || JSON_TYPE;
-    if (req.mediaType === HAL_JSON) {
-      const items = page.items.map((product) => productResource(product, hrefOf(req)));
-      sendJson(res, 200, halList(href(req, req.originalUrl), PRODUCTS_REL, items, next));
-      return;
-    }
-    sendJson(res, 200, page.items.map(productView));
+    let remaining = limit;
+    const read = async (last: ProductRow | undefined, size: number): Promise<ProductRow[]> => {
+      const count = Math.min(size, remaining);
+      const rows =
+        count === 0 ? [] : await reads.run((db) => selectProductsThrough(db, last?.id ?? from, through, count));
+      remaining -= rows.length;
+      return rows;
+    };
+    const list =
+      req.mediaType === HAL_JSON
+        ? halJsonList(href(req, req.originalUrl), PRODUCTS_REL, read, (row) => productResource(row, hrefOf(req)), next)
+        : plainJsonList(read, productView);
+    await sendJsonList(outgoing, req, res, 200, list);
   };
 
   routes.add({

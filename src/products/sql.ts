@@ -239,6 +239,35 @@ export async function selectProductsAfter(db: Queryable, afterId: number, limit:
   return result.rows;
 }
 
+/**
+ * Where the page of `limit` products after the one with id `afterId` ends, when more follow it: the id of its last
+ * product (the next page's cursor); undefined when the page is the last. A walk of at most `limit + 1` index entries.
+ */
+export async function selectProductPageEnd(db: Queryable, afterId: number, limit: number): Promise<number | undefined> {
+  const result = await db.query<{ id: number }>({
+    name: 'product-page-end',
+    text: 'SELECT p.id FROM product p WHERE p.id > $1 ORDER BY p.id OFFSET $2 LIMIT 2',
+    values: [afterId, limit - 1],
+  });
+  return result.rows.length === 2 ? result.rows[0]!.id : undefined;
+}
+
+/** Like `selectProductsAfter`, and only up to the product with id `throughId` when it is given. */
+export async function selectProductsThrough(
+  db: Queryable,
+  afterId: number,
+  throughId: number | undefined,
+  limit: number,
+): Promise<ProductRow[]> {
+  const result = await db.query<ProductRow>({
+    name: 'products-through',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM product p
+            WHERE p.id > $1 AND ($2::bigint IS NULL OR p.id <= $2::bigint) ORDER BY p.id LIMIT $3`,
+    values: [afterId, throughId ?? null, limit],
+  });
+  return result.rows;
+}
+
 /** The few product facts stock operations need. */
 export interface ProductReference {
   id: number;

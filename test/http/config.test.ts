@@ -106,13 +106,28 @@ describe('loadConfig defaults (D26)', () => {
     expect(loadConfig({ WEB_CONCURRENCY: 'auto' }).webConcurrency).toBe(os.availableParallelism());
   });
 
-  it('streams at most 4 lists at once, holds 1 MiB unsent per stream and cuts one that takes nothing for 30 s (D39)', () => {
-    expect(loadConfig({}).streams).toStrictEqual({ maxConcurrent: 4, stallTimeoutMs: 30_000, bufferBytes: 1048576 });
+  it('streams at most 4 lists at once, holds 1 MiB unsent per stream and 16 MiB in all, and cuts one that takes nothing for 30 s (D39)', () => {
+    expect(loadConfig({}).streams).toStrictEqual({
+      maxConcurrent: 4,
+      stallTimeoutMs: 30_000,
+      bufferBytes: 1048576,
+      totalBufferBytes: 16777216,
+    });
   });
 
   it('reads the stream settings', () => {
-    const config = loadConfig({ STREAM_MAX_CONCURRENT: '2', STREAM_STALL_MS: '5000', STREAM_BUFFER_BYTES: '65536' });
-    expect(config.streams).toStrictEqual({ maxConcurrent: 2, stallTimeoutMs: 5000, bufferBytes: 65536 });
+    const config = loadConfig({
+      STREAM_MAX_CONCURRENT: '2',
+      STREAM_STALL_MS: '5000',
+      STREAM_BUFFER_BYTES: '65536',
+      STREAM_BUFFER_TOTAL_BYTES: '8388608',
+    });
+    expect(config.streams).toStrictEqual({
+      maxConcurrent: 2,
+      stallTimeoutMs: 5000,
+      bufferBytes: 65536,
+      totalBufferBytes: 8388608,
+    });
     expect(Object.isFrozen(config.streams)).toBe(true);
   });
 
@@ -250,6 +265,7 @@ describe('loadConfig refusals (D26)', () => {
     ['STREAM_STALL_MS', '0'],
     ['STREAM_BUFFER_BYTES', '1000'],
     ['STREAM_BUFFER_BYTES', '1MB'],
+    ['STREAM_BUFFER_TOTAL_BYTES', '65536'],
     ['IMPORT_STALL_TIMEOUT_MS', '0'],
     ['AUTH_MAX_TOKEN_LIFETIME_SECONDS', '30'],
     ['WEB_CONCURRENCY', '0'],

@@ -11,7 +11,12 @@ interface Row {
 
 describe('JsonArrayStreams (issue 15)', () => {
   it('reads the pages of concurrent streams one at a time, and each stream gets all its rows in order', async () => {
-    const settings = { maxConcurrent: 4, stallTimeoutMs: 5000, bufferBytes: 1024 * 1024 };
+    const settings = {
+      maxConcurrent: 4,
+      stallTimeoutMs: 5000,
+      bufferBytes: 1024 * 1024,
+      totalBufferBytes: 16 * 1024 * 1024,
+    };
     const registry = new client.Registry();
     const streams = new JsonArrayStreams(settings, registry, new OutgoingStreams(settings, registry));
     const rows: Row[] = Array.from({ length: 3 * STREAM_PAGE_SIZE + 7 }, (_, index) => ({ id: index + 1 }));

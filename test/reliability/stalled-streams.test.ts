@@ -10,12 +10,20 @@ import { bearer } from '../support/tokens.js';
 import { eventually, processMemory, sleep } from './harness.js';
 
 /**
- * D39's proof with real sockets: 20 Server-Sent Event streams, 20 JSON feed long polls and 20 streamed Product lists
- * whose clients never read, while 1,500 events of about 60 KB are committed. Every one of those connections must be
- * closed once it stalled for STREAM_STALL_MS (counted per kind, logged once each), a client that reads must receive
- * every event, and the instance's RSS stay bounded. Before D39 it grew by 675 MB here and closed nothing; now by
- * 200–330 MB (it varies with when the heap collects: 107 MB with no stalled client at all): D39's 100 MB
- * is not met, so the bound asserted is 500 MB (docs/decisions.md D39). STALLED overrides the 20 per kind.
+ * D39's proof with real sockets: 20 Server-Sent Event streams, 20 JSON feed pages and 20 Product lists (10 whole
+ * streamed lists, 10 pages of 1,000) whose clients never read, while 1,500 events of about 60 KB are committed. Every one of those connections must be closed
+ * once it stalled for STREAM_STALL_MS (counted per kind, logged once each), a client that reads must receive every
+ * event, and the instance's RSS stay bounded. The feed pages ask for the 1,500 events once they are committed, so
+ * each has 90 MB to send and stalls (a long poll waiting at the head answers what the socket takes).
+ *
+ * Measured at load average 5–11 on 2 cores: growth 94–119 MB (48 MB with no stalled client); D39 asks less than
+ * 100 MB, so the bound asserted is 150 MB. Each socket that never reads still takes megabytes into the kernel before
+ * it stops taking, and what the instance read and rendered for it is garbage until V8 collects it.
+ *
+ * The instance runs with the heap its pod gets: Node sizes V8's heap from the container's memory limit, and the
+ * manifest's 512 Mi gives an old generation of 256 MB. On this machine's memory V8 would size it at 4 GB and let
+ * garbage grow to several times what is live before collecting; that is not what the streams hold.
+ * STALLED overrides the 20 per kind.
  */
 const STALLED_PER_KIND = Number(process.env.STALLED ?? 20);
 const EVENTS = 1500;
@@ -23,7 +31,9 @@ const EVENTS_PER_COMMIT = 50;
 const RESOURCE_CHARACTERS = 60_000;
 const STALL_MS = 2000;
 const PRODUCTS = 6000;
-const MAX_GROWTH_BYTES = 500 * 1024 * 1024;
+const MAX_GROWTH_BYTES = 150 * 1024 * 1024;
+/** What Node gives V8's old generation in a container limited to 512 Mi (deploy/kubernetes/deployment.yaml). */
+const POD_HEAP = '--max-old-space-size=256';
 
 let database: TestDatabase;
 let service: ServiceProcess;
@@ -38,6 +48,7 @@ beforeAll(async () => {
   );
   service = (
     await startServicesOnDatabase(database.url, 1, {
+      NODE_OPTIONS: POD_HEAP,
       STREAM_STALL_MS: String(STALL_MS),
       STREAM_MAX_CONCURRENT: String(Math.max(1, STALLED_PER_KIND)),
       ...(process.env.STALL_BUFFER && { STREAM_BUFFER_BYTES: process.env.STALL_BUFFER }),
@@ -109,8 +120,8 @@ describe('streams whose clients never read (D39)', () => {
     const reader = readingStream();
     for (let i = 0; i < STALLED_PER_KIND; i++) {
       neverReading('/v1/events', 'text/event-stream');
-      neverReading(`/v1/events?after=${rows[0]!.head}&limit=1000&wait=30`, 'application/json');
-      neverReading('/v1/products', 'application/json');
+      // Half the whole streamed list, half pages of 1,000 (4 MB each).
+      neverReading(i % 2 === 0 ? '/v1/products' : '/v1/products?limit=1000', 'application/json');
     }
     await sleep(500);
     let peak = 0;
@@ -119,6 +130,9 @@ describe('streams whose clients never read (D39)', () => {
     }, 100);
     try {
       await commitLargeEvents();
+      for (let i = 0; i < STALLED_PER_KIND; i++) {
+        neverReading(`/v1/events?after=${rows[0]!.head}&limit=1000`, 'application/json');
+      }
       await eventually('the reading client to receive every event', () => reader.received() >= EVENTS, 60_000);
       await eventually(
         'every stalled connection to be closed',
