@@ -39,5 +39,11 @@ export async function renderedUnitEvents(
 ): Promise<NewEvent[]> {
   const locationIds = changed.flatMap(({ unit }) => (unit.locationId === null ? [] : [unit.locationId]));
   const context = { locations: await findLocationsByIds(db, locationIds), href: noHref, withLinks: false };
-  return changed.map(({ type, unit }) => ({ type, key: unit.pKey, resource: packagingUnitView(unit, context) }));
+  // An event shows what its transaction committed: a reservation past its expiry holds its goods until the
+  // transaction that ends it commits (with events of its own), so a replay of the feed equals the ledger (D40).
+  return changed.map(({ type, unit }) => ({
+    type,
+    key: unit.pKey,
+    resource: packagingUnitView({ ...unit, dueBase: '0' }, context),
+  }));
 }

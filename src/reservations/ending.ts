@@ -119,11 +119,7 @@ export async function endHoldings(
   }
   const changed = [...reserved].map(([unitId, after]) => {
     const unit = units.get(unitId)!;
-    // Expired ones were due, and counted free already; what other due reservations hold on the unit stays due.
-    const ended = new Dec(unit.reservedBase).minus(after);
-    const due = state === 'EXPIRED' ? new Dec(unit.dueBase).minus(ended) : new Dec(unit.dueBase);
-    const changedUnit = { ...unit, reservedBase: after.toString(), dueBase: due.toString(), ol: unit.ol + 1 };
-    return { type: 'pu.event.changed' as const, unit: changedUnit };
+    return { type: 'pu.event.changed' as const, unit: { ...unit, reservedBase: after.toString(), ol: unit.ol + 1 } };
   });
   events.push(...(await renderedUnitEvents(tx, changed)));
   await endReservations(
