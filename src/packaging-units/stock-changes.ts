@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/tx.js';
 import type { NewEvent } from '../events/outbox.js';
 import { loadUnitEvents, type LoadUnitChange, type LoadUnitEventType } from '../load-units/events.js';
-import { unitEvents, type UnitChange, type UnitEventType } from './events.js';
+import { unitEventsAndRows, type UnitChange, type UnitEventType } from './events.js';
+import type { LocationRow } from '../master-data/location-sql.js';
 import type { PackagingUnitRow } from './sql.js';
 
 // D27 is one event per changed resource: a resource changed twice in one operation keeps the weightier type.
@@ -37,10 +38,20 @@ export class StockChanges {
   }
 
   async events(db: Queryable): Promise<NewEvent[]> {
-    return [
-      ...(await loadUnitEvents(db, [...this.loadUnits.values()])),
-      ...(await unitEvents(db, [...this.units.values()])),
-    ];
+    return (await this.eventsAndUnits(db)).events;
+  }
+
+  /**
+   * The events, and the changed units (but deleted ones) as their events render them, by id; Locations in `known`
+   * are not read again.
+   */
+  async eventsAndUnits(
+    db: Queryable,
+    known?: ReadonlyMap<number, LocationRow>,
+  ): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
+    const loadUnitChanges = await loadUnitEvents(db, [...this.loadUnits.values()]);
+    const { events, units } = await unitEventsAndRows(db, [...this.units.values()], known);
+    return { events: [...loadUnitChanges, ...events], units };
   }
 
   private noteUnit(id: number, change: UnitChange): this {

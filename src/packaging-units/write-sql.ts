@@ -188,7 +188,8 @@ export async function deleteUnits(tx: Tx, ids: readonly number[]): Promise<void>
 /**
  * Splits `qty` off a unit into a new unit that records it as parent and copies its other fields; the holder,
  * state, message and reserved amount (a pick's, D32) may differ. The caller reduces the source in the same
- * transaction.
+ * transaction, or passes `rest`: the source's quantity (and reserved amount) after the split, set by the same
+ * statement (whose INSERT reads the source's other columns as they were, which the UPDATE does not change).
  */
 export async function insertSplit(
   tx: Tx,
@@ -201,11 +202,17 @@ export async function insertSplit(
     message?: { messageNo: string | null; messageText: string | null };
     reservedBase?: string;
   },
+  rest?: { magnitude: string; code: string; reservedBase?: string },
 ): Promise<{ id: number; pKey: string }> {
   const moves = changes.loadUnitId !== undefined || changes.locationId !== undefined;
+  const reduce = `WITH source AS (
+       UPDATE packaging_unit SET qty_magnitude = $12::numeric, qty_code = $13,
+              reserved_base = COALESCE($14::numeric, reserved_base), ol = ol + 1, last_modified_dt = now()
+        WHERE id = $1
+     ) `;
   const result = await tx.query<{ id: number; pKey: string }>({
-    name: 'insert-split',
-    text: `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
+    name: rest ? 'reduce-and-insert-split' : 'insert-split',
+    text: `${rest ? reduce : ''}INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
                                  dimension, weight_magnitude, weight_code, distribution, physical_position,
                                  serial_number, expires_at, labels, details, message_no, message_text,
                                  reserved_base)
@@ -228,6 +235,7 @@ export async function insertSplit(
       changes.message?.messageNo ?? null,
       changes.message?.messageText ?? null,
       changes.reservedBase ?? null,
+      ...(rest ? [rest.magnitude, rest.code, rest.reservedBase ?? null] : []),
     ],
   });
   return result.rows[0]!;

@@ -8,6 +8,7 @@ import { endHoldings } from './ending.js';
 import {
   lockDueReservations,
   lockReservation,
+  lockReservationAndParts,
   selectParts,
   selectReservation,
   selectReservations,
@@ -67,6 +68,19 @@ export async function lockedReservation(
   if (!reservation) throw allocationErrors.reservationNotFound(reservationId);
   if (check) check({ reservation, parts: await selectParts(tx, [reservation.reservationId]) });
   return reservation;
+}
+
+/** lockedReservation with the parts it holds (or held), locked after it, in one round trip (a pick's). */
+export async function lockedReservationWithParts(
+  tx: Tx,
+  reservationId: string,
+  check?: ReservationCheck,
+): Promise<ReservationDetail> {
+  const key = asUuid(reservationId);
+  const detail = key ? await lockReservationAndParts(tx, key) : undefined;
+  if (!detail) throw allocationErrors.reservationNotFound(reservationId);
+  check?.(detail);
+  return detail;
 }
 
 /**
