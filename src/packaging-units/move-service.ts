@@ -217,7 +217,7 @@ export type PickTarget = { transportUnitBK: string; luPos: string; loadUnitType?
  * the reservation's). Ledger rows PICK, the units' events, then `pickedEvents(arrived pKey)`, and the reservation's
  * parts as `pickedParts` changes them (split: the unit arrived is a new one), in one statement. Returns the unit at
  * the target. The caller has locked the reservation first; the unit is locked here, after the target LoadUnit, in
- * the order every move takes them.
+ * the order every move takes them, unless `unitLocked` (the caller has, for a target Location).
  */
 export async function pickReserved(
   tx: Tx,
@@ -227,6 +227,7 @@ export async function pickReserved(
   reservationId: string,
   actor: Actor,
   mixedAllowed: boolean,
+  unitLocked: boolean,
   pickedEvents: (arrivedPKey: string) => NewEvent[],
   pickedParts: (arrived: PackagingUnitRow, split: boolean) => AlsoWritten,
 ): Promise<PackagingUnitRow> {
@@ -243,7 +244,7 @@ export async function pickReserved(
     if (created) context.changes.loadUnit('lu.event.created', loadUnit.id);
     target = { loadUnit, place: { transportUnitBK: targetRef.transportUnitBK, loadUnitPosition: targetRef.luPos } };
   }
-  await lockUnitsByIds(tx, [unitId]);
+  if (!unitLocked) await lockUnitsByIds(tx, [unitId]);
   const unit = (await lockedUnits(tx, [unitId]))[0]!;
   refuseMoveInPlace([unit], target);
   await admitInto(tx, target, unit, context);

@@ -39,10 +39,18 @@ export async function pickReservation(
   mixedAllowed: boolean,
   check?: ReservationCheck,
 ): Promise<PackagingUnitRow> {
-  const { reservation, parts } = await lockedReservationWithParts(tx, reservationId, check);
+  const unitKey = asUuid(input.pKey);
+  // A target Location takes no lock, so the unit may be locked with the reservation, one round trip less; a
+  // target LoadUnit is locked before the unit (D21's order), which pickReserved then locks.
+  const toLocation = 'locationId' in input.target;
+  const { reservation, parts } = await lockedReservationWithParts(
+    tx,
+    reservationId,
+    check,
+    toLocation ? (unitKey ?? null) : null,
+  );
   requireProductKind(input.qty, reservation.productBaseCode, 'qty');
   requireActive(reservation);
-  const unitKey = asUuid(input.pKey);
   const part = parts.find((held) => held.pKey === unitKey);
   const amount = input.qty.inSmallestUnit();
   if (!part || amount.gt(part.qtyBase)) {
@@ -65,6 +73,7 @@ export async function pickReservation(
     reservation.reservationId,
     actor,
     mixedAllowed,
+    toLocation,
     picked,
     (arrived, split) => pickedParts(part, amount.toString(), split ? arrived : undefined, actor),
   );

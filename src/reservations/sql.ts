@@ -77,12 +77,14 @@ export async function lockReservation(tx: Tx, reservationId: string): Promise<Re
 }
 
 /**
- * lockReservation, then the parts of the reservation in id order, in one statement: the reservation's lock comes
- * first (its subquery runs before the parts are read), as in every change of a reservation.
+ * lockReservation, then the parts of the reservation in id order, then (when `unitPKey` is given) the unit the
+ * reservation holds by that key, in one statement: each lock waits for the one before it (the parts' read needs the
+ * locked reservation, the unit's the whole of the locked parts), the order every change of a reservation keeps.
  */
 export async function lockReservationAndParts(
   tx: Tx,
   reservationId: string,
+  unitPKey: string | null = null,
 ): Promise<{ reservation: ReservationRow; parts: ReservationPart[] } | undefined> {
   const result = await tx.query<ReservationRow & { parts: ReservationPart[] }>({
     name: 'lock-reservation-and-parts',
@@ -93,9 +95,13 @@ export async function lockReservationAndParts(
            ), parts AS MATERIALIZED (
              SELECT ${PART_COLUMNS} FROM reservation
               WHERE reservation_id = (SELECT "reservationId" FROM locked) ORDER BY id FOR UPDATE
+           ), unit AS MATERIALIZED (
+             SELECT id FROM packaging_unit
+              WHERE id = (SELECT max("packagingUnitId") FILTER (WHERE "pKey" = $2::uuid) FROM parts) FOR UPDATE
            )
-           SELECT locked.*, (SELECT COALESCE(json_agg(parts ORDER BY id), '[]') FROM parts) AS parts FROM locked`,
-    values: [reservationId],
+           SELECT locked.*, (SELECT COALESCE(json_agg(parts ORDER BY id), '[]') FROM parts) AS parts
+             FROM locked CROSS JOIN (SELECT count(*) FROM unit) AS unit_locked`,
+    values: [reservationId, unitPKey],
   });
   const row = result.rows[0];
   if (!row) return undefined;
