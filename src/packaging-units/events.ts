@@ -23,15 +23,20 @@ export async function unitEvents(db: Queryable, changes: readonly UnitChange[]):
   return (await unitEventsAndRows(db, changes)).events;
 }
 
-/** unitEvents, with the units it read (those not deleted) by id, for a caller that needs one of them too. */
+/**
+ * unitEvents, with the units it rendered (those not deleted) by id, for a caller that needs one of them too. Units
+ * in `answered` (as the statement that changed them last answered them) and Locations in `known` are not read.
+ */
 export async function unitEventsAndRows(
   db: Queryable,
   changes: readonly UnitChange[],
   known: ReadonlyMap<number, LocationRow> = new Map(),
+  answered: ReadonlyMap<number, PackagingUnitRow> = new Map(),
 ): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
   if (changes.length === 0) return { events: [], units: new Map() };
-  const ids = changes.flatMap((change) => ('id' in change ? [change.id] : []));
-  const current = new Map((ids.length === 0 ? [] : await selectUnitsByIds(db, ids)).map((unit) => [unit.id, unit]));
+  const ids = changes.flatMap((change) => ('id' in change && !answered.has(change.id) ? [change.id] : []));
+  const read = ids.length === 0 ? [] : await selectUnitsByIds(db, ids);
+  const current = new Map([...answered, ...read.map((unit): [number, PackagingUnitRow] => [unit.id, unit])]);
   const events = await renderedUnitEvents(
     db,
     changes.map((change) => {

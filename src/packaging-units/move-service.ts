@@ -31,7 +31,7 @@ import type {
 } from './move-schemas.js';
 import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
-  insertSplit,
+  reduceAndSplit,
   lockUnitIdByPKey,
   lockUnitsByIds,
   lockUnitsOfProductInLoadUnit,
@@ -100,14 +100,14 @@ async function splitOff(
   const quantity = quantityOf(unit);
   const rest = quantity.minus(take);
   const reservedRest = new Dec(unit.reservedBase).minus(reservedTake).toString();
-  const split = await insertSplit(
+  const { source, split } = await reduceAndSplit(
     tx,
     unit.id,
     { magnitude: take.magnitude.toString(), code: take.unitCode },
     { ...holder, reservedBase: reservedTake },
     { magnitude: rest.magnitude.toString(), code: rest.unitCode, reservedBase: reservedRest },
   );
-  changes.unit('pu.event.changed', unit.id).unit('pu.event.created', split.id);
+  changes.unit('pu.event.changed', unit.id, source).unit('pu.event.created', split.id, split);
   entries.push(
     movement(
       kind,

@@ -22,6 +22,8 @@ const UNIT_WEIGHT: Record<UnitChange['type'], number> = {
 export class StockChanges {
   private readonly loadUnits = new Map<number, LoadUnitChange>();
   private readonly units = new Map<number, UnitChange>();
+  /** Units as the statement that changed them answered them, not read again while no later change is noted. */
+  private readonly current = new Map<number, PackagingUnitRow>();
 
   loadUnit(type: LoadUnitEventType, id: number): this {
     const known = this.loadUnits.get(id);
@@ -29,11 +31,15 @@ export class StockChanges {
     return this;
   }
 
-  unit(type: UnitEventType, id: number): this {
+  /** A changed unit; `now`: the unit as the changing statement answered it (its event then reads nothing). */
+  unit(type: UnitEventType, id: number, now?: PackagingUnitRow): this {
+    if (now) this.current.set(id, now);
+    else this.current.delete(id);
     return this.noteUnit(id, { type, id });
   }
 
   deletedUnit(before: PackagingUnitRow): this {
+    this.current.delete(before.id);
     return this.noteUnit(before.id, { type: 'pu.event.deleted', before });
   }
 
@@ -50,7 +56,7 @@ export class StockChanges {
     known?: ReadonlyMap<number, LocationRow>,
   ): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
     const loadUnitChanges = await loadUnitEvents(db, [...this.loadUnits.values()]);
-    const { events, units } = await unitEventsAndRows(db, [...this.units.values()], known);
+    const { events, units } = await unitEventsAndRows(db, [...this.units.values()], known, this.current);
     return { events: [...loadUnitChanges, ...events], units };
   }
 

@@ -55,7 +55,7 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
     expect(insideTransaction()).toEqual(['allocation-lock-candidates', 'allocation-reserve']);
   });
 
-  it('picks part of a unit onto a Location in six statements', async () => {
+  it('picks part of a unit onto a Location in five statements', async () => {
     const given = await givenReservation(ctx, [3, 10], 5);
     const target = await givenLocation(ctx.app);
     sent = [];
@@ -72,7 +72,6 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
       'SELECT l.id, l.p_key, l.location_id, l.erp_code, l.location_',
       'units-by-ids',
       'reduce-and-insert-split',
-      'units-by-ids',
       'append-split-pick',
     ]);
   });
