@@ -69,6 +69,7 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
     expectStatus(response, 201, 'pick');
     expect(insideTransaction()).toEqual([
       'lock-reservation-and-parts',
+      // the target Location, by an unnamed statement
       'SELECT l.id, l.p_key, l.location_id, l.erp_code, l.location_',
       'units-by-ids',
       'reduce-and-insert-split',
