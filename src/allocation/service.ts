@@ -28,8 +28,9 @@ export interface AllocationResult {
   readonly reservationId: string;
 }
 
-// Lock few rows first (most allocations need one or two units), more when a request needs many.
-const FIRST_BATCH = 2;
+// Each round reads this many candidates at most (few first: each is joined to its LoadUnit and place), and locks
+// those of them whose free amounts cover what is still wanted; a round that falls short reads more.
+const FIRST_BATCH = 8;
 const MAX_BATCH = 256;
 
 /**
@@ -55,9 +56,6 @@ export async function allocate(
   options: AllocationOptions,
   actor: Actor,
 ): Promise<AllocationResult[]> {
-  // D40: goods of a reservation past its expiry are free the moment it expires; ending such reservations here,
-  // before any unit is locked, keeps the one lock order and lets the candidates below be read as they are.
-  await expireDueOfProduct(tx, request.sku, actor);
   let groupIds: number[] | null = null;
   if (options.groupNames?.length) {
     // An unknown SKU or a quantity of another kind is named before an unknown LocationGroup.
@@ -68,15 +66,31 @@ export async function allocate(
   const wanted = request.qty.inSmallestUnit();
   let remaining = wanted;
   let product: AllocatedProduct | undefined;
+  // D40: goods of a reservation past its expiry are free the moment it expires. The first round looks for such
+  // reservations of the Product and, finding one, locks no unit; they are then ended here, before any unit is
+  // locked, which keeps the one lock order and lets the candidates be read as they are.
+  let unlessDue = true;
   const takes: { unit: CandidateUnit; amount: Dec }[] = [];
   const seen: number[] = [];
   // The first round also finds the Product; a Product that is not AVAILABLE has no candidates (D23) and is then
   // short like any other.
   for (let batch = FIRST_BATCH; product === undefined || remaining.gt(0); batch = Math.min(batch * 4, MAX_BATCH)) {
-    const round = await lockNextCandidates(tx, request.sku, groupIds, seen, batch);
+    const round = await lockNextCandidates(tx, {
+      sku: request.sku,
+      groupIds,
+      seen,
+      remaining: remaining.toString(),
+      limit: batch,
+      unlessDue,
+    });
     if (!round.product) throw productErrors.notFoundBySku(request.sku);
     if (!product) requireProductKind(request.qty, round.product.baseUnitCode, 'qty');
     product = round.product;
+    unlessDue = false;
+    if (round.due) {
+      await expireDueOfProduct(tx, request.sku, actor);
+      continue;
+    }
     if (round.candidateIds.length === 0) break;
     seen.push(...round.candidateIds);
     for (const unit of round.allocatable) {

@@ -3,6 +3,7 @@ import type { Tx } from '../db/tx.js';
 import { eventInsert, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { movementInsert, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { UNIT_COLUMNS_NOTHING_DUE, type PackagingUnitRow } from '../packaging-units/sql.js';
+import { isDue } from '../reservations/sql.js';
 
 /** The Product an allocation names, as its locking read finds it by SKU. */
 export interface AllocatedProduct {
@@ -27,54 +28,75 @@ export type CandidateUnit = PackagingUnitRow & {
 
 /**
  * What one round of allocation found: the Product (undefined for an unknown SKU), every candidate it looked at,
- * and those still allocatable, each as it is now: locked, so it stays so until commit.
+ * and those still allocatable, each as it is now: locked, so it stays so until commit. `due`: the round was asked
+ * to look for reservations of the Product past their expiry, found some, and so locked no unit.
  */
 export interface LockedCandidates {
   readonly product: AllocatedProduct | undefined;
+  readonly due: boolean;
   readonly candidateIds: number[];
   readonly allocatable: CandidateUnit[];
 }
 
+/** One round of allocation's locking read: what it looks for and how much it still needs. */
+export interface CandidateRound {
+  readonly sku: string;
+  readonly groupIds: readonly number[] | null;
+  /** Candidates earlier rounds looked at, not to be looked at again. */
+  readonly seen: readonly number[];
+  /** What is still wanted, in the kind's smallest unit: candidates are read until their free amounts cover it. */
+  readonly remaining: string;
+  /** The most candidates one round locks. */
+  readonly limit: number;
+  /** Lock no unit when a reservation of the Product is due (D40): the caller ends those first, then asks again. */
+  readonly unlessDue: boolean;
+}
+
 /**
- * Finds the Product by SKU, reads its next candidates (D23) in FEFO-then-FIFO order without locks, locks them in
- * id order, the order every writer uses, and keeps those still allocatable, in one statement; a Product that is
- * not AVAILABLE has none. The locking CTE reads one table only, so after waiting for a lock PostgreSQL hands on
- * the unit's newest version, and the outer query judges a unit another request moved or reserved meanwhile as it
- * is now. The LoadUnit, TransportUnit and Location are read without locks: an allocation that read them before a
- * concurrent change is simply ordered before it. Each candidate comes with every column of PackagingUnitRow, so
- * that its event is rendered without reading it again.
+ * Finds the Product by SKU, reads its next candidates (D23) in FEFO-then-FIFO order without locks, as many as
+ * their free amounts need to cover `remaining` (at most `limit`), locks them in id order, the order every writer
+ * uses, and keeps those still allocatable, in one statement; a Product that is not AVAILABLE has none. With
+ * `unlessDue` it first looks for reservations of the Product past their expiry, and when there is one it locks no
+ * unit: D40's expiry locks reservations, which come before units in every lock order, so it must run first; the
+ * look costs nothing in the usual case, where there is none, and saves that case a round trip.
+ * The locking CTE reads one table only, so after waiting for a lock PostgreSQL hands on the unit's newest version,
+ * and the outer query judges a unit another request moved or reserved meanwhile as it is now (the caller then asks
+ * again for what is still missing). The LoadUnit, TransportUnit and Location are read without locks: an
+ * allocation that read them before a concurrent change is simply ordered before it. Each candidate comes with every
+ * column of PackagingUnitRow, so that its event is rendered without reading it again.
  */
-export async function lockNextCandidates(
-  tx: Tx,
-  sku: string,
-  groupIds: readonly number[] | null,
-  seen: readonly number[],
-  limit: number,
-): Promise<LockedCandidates> {
+export async function lockNextCandidates(tx: Tx, round: CandidateRound): Promise<LockedCandidates> {
   const result = await tx.query<
-    CandidateUnit & { product: AllocatedProduct; candidateId: number | null; allocatable: boolean }
+    CandidateUnit & { product: AllocatedProduct; due: boolean; candidateId: number | null; allocatable: boolean }
   >({
     name: 'allocation-lock-candidates',
-    text: `WITH p AS (SELECT * FROM product WHERE sku = $1),
-       candidate AS (
-         SELECT pu.id
+    // RECURSIVE lets the locking CTE come first, before those it reads (none is recursive): pg_stat_activity shows
+    // a statement's first 1024 characters, and those show what a waiting allocation waits for.
+    text: `WITH RECURSIVE locked AS MATERIALIZED (
+         SELECT pu.* FROM packaging_unit pu WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate)) ORDER BY pu.id FOR UPDATE
+       ), p AS (
+         SELECT *, $6::boolean AND EXISTS (SELECT FROM reservation_life r WHERE r.product_id = product.id
+                                           AND ${isDue('r')}) AS due
+           FROM product WHERE sku = $1
+       ), ordered AS (
+         SELECT pu.id, pu.expires_at, pu.create_dt, pu.qty_base - pu.reserved_base AS free
            FROM packaging_unit pu
            JOIN load_unit lu ON lu.id = pu.load_unit_id
            JOIN transport_unit tu ON tu.id = lu.transport_unit_id
            LEFT JOIN location loc ON loc.id = tu.actual_location_id
-          WHERE pu.product_id = (SELECT id FROM p WHERE allocatable_product(availability_state))
+          WHERE pu.product_id = (SELECT id FROM p WHERE allocatable_product(availability_state) AND NOT due)
             AND ${ALLOCATABLE}
             AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[]))
             AND pu.id <> ALL($3::bigint[])
           ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, pu.id
           LIMIT $4
-       ), locked AS MATERIALIZED (
-         SELECT pu.*
-           FROM packaging_unit pu
-          WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate))
-          ORDER BY pu.id FOR UPDATE
+       ), candidate AS (
+         SELECT id FROM (
+           SELECT id, sum(free) OVER (ORDER BY expires_at ASC NULLS LAST, create_dt, id) - free AS before FROM ordered
+         ) c WHERE before < $5::numeric
        )
        SELECT json_build_object('sku', p.sku, 'baseUnitCode', p.base_unit_code) AS product,
+              p.due,
               c.id AS "candidateId", ${UNIT_COLUMNS_NOTHING_DUE}, loc.erp_code AS "erpCode",
               COALESCE(${ALLOCATABLE}
                        AND ($2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])), false) AS allocatable
@@ -85,15 +107,16 @@ export async function lockNextCandidates(
          LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id
          LEFT JOIN location loc ON loc.id = tu.actual_location_id
         ORDER BY pu.expires_at ASC NULLS LAST, pu.create_dt, c.id`,
-    values: [sku, groupIds, seen, limit],
+    values: [round.sku, round.groupIds, round.seen, round.limit, round.remaining, round.unlessDue],
   });
   const candidates = result.rows.filter((row) => row.candidateId !== null);
   return {
     product: result.rows[0]?.product,
+    due: result.rows[0]?.due ?? false,
     candidateIds: candidates.map((row) => row.candidateId!),
     allocatable: candidates
       .filter((row) => row.allocatable)
-      .map(({ product, candidateId, allocatable, ...unit }) => unit),
+      .map(({ product, due, candidateId, allocatable, ...unit }) => unit),
   };
 }
 

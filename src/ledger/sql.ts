@@ -108,22 +108,34 @@ export async function appendMovements(tx: Tx, entries: readonly MovementEntry[],
 }
 
 /**
+ * Further writes of a change for the statement that records its ledger rows and events: data-modifying CTEs
+ * (`name AS (…), …`) with their parameters numbered from `first`, under a statement name of their own.
+ */
+export interface AlsoWritten {
+  readonly name: string;
+  readonly ctes: (first: number) => { text: string; values: unknown[] };
+}
+
+/**
  * Records a stock change's ledger rows and its events (D27) in one statement, one round trip less while the
- * change's row locks are held. Events beyond what one statement takes follow in statements of their own.
+ * change's row locks are held, with `also`'s writes when given. Events beyond what one statement takes follow in
+ * statements of their own.
  */
 export async function appendMovementsAndEvents(
   tx: Tx,
   entries: readonly MovementEntry[],
   events: readonly NewEvent[],
   actor: Actor,
+  also?: AlsoWritten,
 ): Promise<void> {
   const first = events.slice(0, EVENTS_PER_STATEMENT);
   const ledger = movementInsert(entries, actor);
   const outbox = eventInsert(first, actor.requestId, 1 + ledger.values.length);
+  const more = also?.ctes(1 + ledger.values.length + outbox.values.length);
   await tx.query({
-    name: 'append-movements-and-events',
-    text: `WITH appended AS (${outbox.text}) ${ledger.text}`,
-    values: [...ledger.values, ...outbox.values],
+    name: also?.name ?? 'append-movements-and-events',
+    text: `WITH appended AS (${outbox.text})${more ? `, ${more.text}` : ''} ${ledger.text}`,
+    values: [...ledger.values, ...outbox.values, ...(more?.values ?? [])],
   });
   if (first.length > 0) signalEventsAfterCommit(tx);
   await appendEvents(tx, events.slice(EVENTS_PER_STATEMENT), actor.requestId);

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/tx.js';
 import type { NewEvent } from '../events/outbox.js';
+import type { LocationRow } from '../master-data/location-sql.js';
 import { findLocationsByIds } from '../master-data/service.js';
 import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import { packagingUnitView } from './view.js';
@@ -19,26 +20,49 @@ const noHref = (path: string): string => path;
  * the changing transaction in one statement; a deleted unit is rendered as it was before its deletion.
  */
 export async function unitEvents(db: Queryable, changes: readonly UnitChange[]): Promise<NewEvent[]> {
-  if (changes.length === 0) return [];
-  const ids = changes.flatMap((change) => ('id' in change ? [change.id] : []));
-  const current = new Map((ids.length === 0 ? [] : await selectUnitsByIds(db, ids)).map((unit) => [unit.id, unit]));
-  return renderedUnitEvents(
+  return (await unitEventsAndRows(db, changes)).events;
+}
+
+/**
+ * unitEvents, with the units it rendered (those not deleted) by id, for a caller that needs one of them too. Units
+ * in `answered` (as the statement that changed them last answered them) and Locations in `known` are not read.
+ */
+export async function unitEventsAndRows(
+  db: Queryable,
+  changes: readonly UnitChange[],
+  known: ReadonlyMap<number, LocationRow> = new Map(),
+  answered: ReadonlyMap<number, PackagingUnitRow> = new Map(),
+): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
+  if (changes.length === 0) return { events: [], units: new Map() };
+  const ids = changes.flatMap((change) => ('id' in change && !answered.has(change.id) ? [change.id] : []));
+  const read = ids.length === 0 ? [] : await selectUnitsByIds(db, ids);
+  const current = new Map([...answered, ...read.map((unit): [number, PackagingUnitRow] => [unit.id, unit])]);
+  const events = await renderedUnitEvents(
     db,
     changes.map((change) => {
       const unit = 'id' in change ? current.get(change.id) : change.before;
       if (!unit) throw new Error(`PackagingUnit ${'id' in change ? change.id : ''} not found right after it changed`);
       return { type: change.type, unit };
     }),
+    known,
   );
+  return { events, units: current };
 }
 
-/** The events of units the caller has just read after their change (or before their deletion). */
+/**
+ * The events of units the caller has just read after their change (or before their deletion); the Locations they
+ * lie on are read unless `known` has them already.
+ */
 export async function renderedUnitEvents(
   db: Queryable,
   changed: readonly { type: UnitChange['type']; unit: PackagingUnitRow }[],
+  known: ReadonlyMap<number, LocationRow> = new Map(),
 ): Promise<NewEvent[]> {
-  const locationIds = changed.flatMap(({ unit }) => (unit.locationId === null ? [] : [unit.locationId]));
-  const context = { locations: await findLocationsByIds(db, locationIds), href: noHref, withLinks: false };
+  const missing = changed.flatMap(({ unit }) =>
+    unit.locationId === null || known.has(unit.locationId) ? [] : [unit.locationId],
+  );
+  const locations = new Map([...known, ...(await findLocationsByIds(db, missing))]);
+  const context = { locations, href: noHref, withLinks: false };
   // An event shows what its transaction committed: a reservation past its expiry holds its goods until the
   // transaction that ends it commits (with events of its own), so a replay of the feed equals the ledger (D40).
   return changed.map(({ type, unit }) => ({

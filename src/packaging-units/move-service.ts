@@ -2,7 +2,13 @@ import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
 import { ApiError, notFound, validationError } from '../http/api-error.js';
 import { LoadUnitMessageKeys } from '../load-units/messages.js';
-import { appendMovementsAndEvents, type Actor, type MovementEntry, type StockPlace } from '../ledger/sql.js';
+import {
+  appendMovementsAndEvents,
+  type Actor,
+  type AlsoWritten,
+  type MovementEntry,
+  type StockPlace,
+} from '../ledger/sql.js';
 import type { NewEvent } from '../events/outbox.js';
 import {
   admitProduct,
@@ -25,13 +31,12 @@ import type {
 } from './move-schemas.js';
 import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
-  insertSplit,
+  reduceAndSplit,
   lockUnitIdByPKey,
   lockUnitsByIds,
   lockUnitsOfProductInLoadUnit,
   lockUnitsOfProductOnLocation,
   updateUnitHolder,
-  updateUnitQuantity,
 } from './write-sql.js';
 import { locationIdsOf } from './find-service.js';
 import { StockChanges } from './stock-changes.js';
@@ -95,14 +100,14 @@ async function splitOff(
   const quantity = quantityOf(unit);
   const rest = quantity.minus(take);
   const reservedRest = new Dec(unit.reservedBase).minus(reservedTake).toString();
-  await updateUnitQuantity(tx, unit.id, rest.magnitude.toString(), rest.unitCode, reservedRest);
-  const split = await insertSplit(
+  const { source, split } = await reduceAndSplit(
     tx,
     unit.id,
     { magnitude: take.magnitude.toString(), code: take.unitCode },
     { ...holder, reservedBase: reservedTake },
+    { magnitude: rest.magnitude.toString(), code: rest.unitCode, reservedBase: reservedRest },
   );
-  changes.unit('pu.event.changed', unit.id).unit('pu.event.created', split.id);
+  changes.unit('pu.event.changed', unit.id, source).unit('pu.event.created', split.id, split);
   entries.push(
     movement(
       kind,
@@ -209,9 +214,10 @@ export type PickTarget = { transportUnitBK: string; luPos: string; loadUnitType?
 /**
  * D32: moves `amount` of what reservation `reservationId` holds on the locked `unit` to the target, split as D21
  * splits, the moved amount staying reserved (on the new unit, or on the unit when it moves whole: all of it is
- * the reservation's). Ledger rows PICK; the units' events, then `pickedEvents(arrived pKey)`, in one statement.
- * Returns the unit at the target and whether it is a new one. The caller has locked the reservation first; the
- * unit is locked here, after the target LoadUnit, in the order every move takes them.
+ * the reservation's). Ledger rows PICK, the units' events, then `pickedEvents(arrived pKey)`, and the reservation's
+ * parts as `pickedParts` changes them (split: the unit arrived is a new one), in one statement. Returns the unit at
+ * the target. The caller has locked the reservation first; the unit is locked here, after the target LoadUnit, in
+ * the order every move takes them, unless `unitLocked` (the caller has, for a target Location).
  */
 export async function pickReserved(
   tx: Tx,
@@ -221,8 +227,10 @@ export async function pickReserved(
   reservationId: string,
   actor: Actor,
   mixedAllowed: boolean,
+  unitLocked: boolean,
   pickedEvents: (arrivedPKey: string) => NewEvent[],
-): Promise<{ arrived: PackagingUnitRow; split: boolean }> {
+  pickedParts: (arrived: PackagingUnitRow, split: boolean) => AlsoWritten,
+): Promise<PackagingUnitRow> {
   const context = moveContext(actor, mixedAllowed);
   let target: Target;
   if ('locationId' in targetRef) {
@@ -236,7 +244,7 @@ export async function pickReserved(
     if (created) context.changes.loadUnit('lu.event.created', loadUnit.id);
     target = { loadUnit, place: { transportUnitBK: targetRef.transportUnitBK, loadUnitPosition: targetRef.luPos } };
   }
-  await lockUnitsByIds(tx, [unitId]);
+  if (!unitLocked) await lockUnitsByIds(tx, [unitId]);
   const unit = (await lockedUnits(tx, [unitId]))[0]!;
   refuseMoveInPlace([unit], target);
   await admitInto(tx, target, unit, context);
@@ -245,14 +253,18 @@ export async function pickReserved(
   const arrivedId = whole
     ? (await moveWhole(tx, [unit], holderOf(target), 'PICK', places, context), unit.id)
     : await splitOff(tx, unit, amount, base(amount), holderOf(target), 'PICK', places, context);
-  const arrived = (await lockedUnits(tx, [arrivedId]))[0]!;
+  // The arrived unit is one of those the events are rendered from: one read for both; a target Location is known.
+  const known = 'location' in target ? new Map([[target.location.id, target.location]]) : undefined;
+  const { events, units } = await context.changes.eventsAndUnits(tx, known);
+  const arrived = units.get(arrivedId)!;
   await appendMovementsAndEvents(
     tx,
     context.entries,
-    [...(await context.changes.events(tx)), ...pickedEvents(arrived.pKey)],
+    [...events, ...pickedEvents(arrived.pKey)],
     actor,
+    pickedParts(arrived, !whole),
   );
-  return { arrived, split: !whole };
+  return arrived;
 }
 
 async function lockedUnits(tx: Tx, ids: readonly number[]): Promise<PackagingUnitRow[]> {

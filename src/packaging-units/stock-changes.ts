@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/tx.js';
 import type { NewEvent } from '../events/outbox.js';
 import { loadUnitEvents, type LoadUnitChange, type LoadUnitEventType } from '../load-units/events.js';
-import { unitEvents, type UnitChange, type UnitEventType } from './events.js';
+import { unitEventsAndRows, type UnitChange, type UnitEventType } from './events.js';
+import type { LocationRow } from '../master-data/location-sql.js';
 import type { PackagingUnitRow } from './sql.js';
 
 // D27 is one event per changed resource: a resource changed twice in one operation keeps the weightier type.
@@ -21,6 +22,8 @@ const UNIT_WEIGHT: Record<UnitChange['type'], number> = {
 export class StockChanges {
   private readonly loadUnits = new Map<number, LoadUnitChange>();
   private readonly units = new Map<number, UnitChange>();
+  /** Units as the statement that changed them answered them, not read again while no later change is noted. */
+  private readonly current = new Map<number, PackagingUnitRow>();
 
   loadUnit(type: LoadUnitEventType, id: number): this {
     const known = this.loadUnits.get(id);
@@ -28,19 +31,33 @@ export class StockChanges {
     return this;
   }
 
-  unit(type: UnitEventType, id: number): this {
+  /** A changed unit; `now`: the unit as the changing statement answered it (its event then reads nothing). */
+  unit(type: UnitEventType, id: number, now?: PackagingUnitRow): this {
+    if (now) this.current.set(id, now);
+    else this.current.delete(id);
     return this.noteUnit(id, { type, id });
   }
 
   deletedUnit(before: PackagingUnitRow): this {
+    this.current.delete(before.id);
     return this.noteUnit(before.id, { type: 'pu.event.deleted', before });
   }
 
   async events(db: Queryable): Promise<NewEvent[]> {
-    return [
-      ...(await loadUnitEvents(db, [...this.loadUnits.values()])),
-      ...(await unitEvents(db, [...this.units.values()])),
-    ];
+    return (await this.eventsAndUnits(db)).events;
+  }
+
+  /**
+   * The events, and the changed units (but deleted ones) as their events render them, by id; Locations in `known`
+   * are not read again.
+   */
+  async eventsAndUnits(
+    db: Queryable,
+    known?: ReadonlyMap<number, LocationRow>,
+  ): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
+    const loadUnitChanges = await loadUnitEvents(db, [...this.loadUnits.values()]);
+    const { events, units } = await unitEventsAndRows(db, [...this.units.values()], known, this.current);
+    return { events: [...loadUnitChanges, ...events], units };
   }
 
   private noteUnit(id: number, change: UnitChange): this {

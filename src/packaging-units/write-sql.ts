@@ -185,26 +185,23 @@ export async function deleteUnits(tx: Tx, ids: readonly number[]): Promise<void>
   await tx.query('DELETE FROM packaging_unit WHERE id = ANY($1::bigint[])', [ids]);
 }
 
-/**
- * Splits `qty` off a unit into a new unit that records it as parent and copies its other fields; the holder,
- * state, message and reserved amount (a pick's, D32) may differ. The caller reduces the source in the same
- * transaction.
- */
-export async function insertSplit(
-  tx: Tx,
+/** What a split unit takes other than its source's fields: holder, state, message, reserved amount (a pick's). */
+export interface SplitChanges {
+  loadUnitId?: number | null;
+  locationId?: number | null;
+  state?: string;
+  message?: { messageNo: string | null; messageText: string | null };
+  reservedBase?: string;
+}
+
+/** The INSERT of a split off unit `$1`, parameters $1 to $11, without its RETURNING. */
+function splitInsert(
   sourceId: number,
   qty: { magnitude: string; code: string },
-  changes: {
-    loadUnitId?: number | null;
-    locationId?: number | null;
-    state?: string;
-    message?: { messageNo: string | null; messageText: string | null };
-    reservedBase?: string;
-  },
-): Promise<{ id: number; pKey: string }> {
+  changes: SplitChanges,
+): { text: string; values: unknown[] } {
   const moves = changes.loadUnitId !== undefined || changes.locationId !== undefined;
-  const result = await tx.query<{ id: number; pKey: string }>({
-    name: 'insert-split',
+  return {
     text: `INSERT INTO packaging_unit (product_id, qty_magnitude, qty_code, load_unit_id, location_id, parent_id, state,
                                  dimension, weight_magnitude, weight_code, distribution, physical_position,
                                  serial_number, expires_at, labels, details, message_no, message_text,
@@ -214,8 +211,7 @@ export async function insertSplit(
             weight_code, distribution, physical_position, serial_number, expires_at, labels, details,
             CASE WHEN $8 THEN $9 ELSE message_no END, CASE WHEN $8 THEN $10 ELSE message_text END,
             COALESCE($11::numeric, 0)
-       FROM packaging_unit WHERE id = $1
-     RETURNING id, p_key AS "pKey"`,
+       FROM packaging_unit WHERE id = $1`,
     values: [
       sourceId,
       qty.magnitude,
@@ -229,8 +225,61 @@ export async function insertSplit(
       changes.message?.messageText ?? null,
       changes.reservedBase ?? null,
     ],
+  };
+}
+
+/**
+ * Splits `qty` off a unit into a new unit that records it as parent and copies its other fields; the holder,
+ * state, message and reserved amount (a pick's, D32) may differ. The caller reduces the source in the same
+ * transaction.
+ */
+export async function insertSplit(
+  tx: Tx,
+  sourceId: number,
+  qty: { magnitude: string; code: string },
+  changes: SplitChanges,
+): Promise<{ id: number; pKey: string }> {
+  const insert = splitInsert(sourceId, qty, changes);
+  const result = await tx.query<{ id: number; pKey: string }>({
+    name: 'insert-split',
+    text: `${insert.text} RETURNING id, p_key AS "pKey"`,
+    values: insert.values,
   });
   return result.rows[0]!;
+}
+
+/**
+ * insertSplit with the source reduced to `rest` (its quantity and reserved amount after the split) by the same
+ * statement, whose INSERT reads the source's other fields as they were (the UPDATE does not change them). Answers
+ * both units as the statement left them, so that their events need no further read.
+ */
+export async function reduceAndSplit(
+  tx: Tx,
+  sourceId: number,
+  qty: { magnitude: string; code: string },
+  changes: SplitChanges,
+  rest: { magnitude: string; code: string; reservedBase: string },
+): Promise<{ source: PackagingUnitRow; split: PackagingUnitRow }> {
+  const insert = splitInsert(sourceId, qty, changes);
+  const result = await tx.query<PackagingUnitRow>({
+    name: 'reduce-and-insert-split',
+    text: `WITH source AS (
+             UPDATE packaging_unit SET qty_magnitude = $12::numeric, qty_code = $13, reserved_base = $14::numeric,
+                    ol = ol + 1, last_modified_dt = now()
+              WHERE id = $1
+          RETURNING *
+           ), split AS (${insert.text} RETURNING *)
+           SELECT ${UNIT_COLUMNS}
+             FROM (SELECT * FROM source UNION ALL SELECT * FROM split) pu
+             JOIN product p ON p.id = pu.product_id
+             LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
+             LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id`,
+    values: [...insert.values, rest.magnitude, rest.code, rest.reservedBase],
+  });
+  return {
+    source: result.rows.find((row) => row.id === sourceId)!,
+    split: result.rows.find((row) => row.id !== sourceId)!,
+  };
 }
 
 export async function updateUnitHolder(

@@ -10,9 +10,9 @@ import { baseCodeOf, movement, placeOf, quantityOf } from '../packaging-units/st
 import { deleteUnits, updateUnitQuantities } from '../packaging-units/write-sql.js';
 import { requireProductKind } from '../products/service.js';
 import { Quantity } from '../units/quantity.js';
-import { endReservations, recordPick, selectParts, type ReservationRow } from './sql.js';
+import { endReservations, pickedParts, type ReservationRow } from './sql.js';
 import { holdingEvent, lockHolding } from './ending.js';
-import { lockedReservation, type ReservationCheck } from './service.js';
+import { lockedReservation, lockedReservationWithParts, type ReservationCheck } from './service.js';
 
 export interface PickInput {
   readonly pKey: string;
@@ -39,11 +39,19 @@ export async function pickReservation(
   mixedAllowed: boolean,
   check?: ReservationCheck,
 ): Promise<PackagingUnitRow> {
-  const reservation = await lockedReservation(tx, reservationId, check);
+  const unitKey = asUuid(input.pKey);
+  // A target Location takes no lock, so the unit may be locked with the reservation, one round trip less; a
+  // target LoadUnit is locked before the unit (D21's order), which pickReserved then locks.
+  const toLocation = 'locationId' in input.target;
+  const { reservation, parts } = await lockedReservationWithParts(
+    tx,
+    reservationId,
+    check,
+    toLocation ? (unitKey ?? null) : null,
+  );
   requireProductKind(input.qty, reservation.productBaseCode, 'qty');
   requireActive(reservation);
-  const unitKey = asUuid(input.pKey);
-  const part = (await selectParts(tx, [reservation.reservationId], true)).find((held) => held.pKey === unitKey);
+  const part = parts.find((held) => held.pKey === unitKey);
   const amount = input.qty.inSmallestUnit();
   if (!part || amount.gt(part.qtyBase)) {
     const held = inProductUnit(part?.qtyBase ?? '0', reservation.productBaseCode);
@@ -57,7 +65,7 @@ export async function pickReservation(
       parts: [{ pKey: arrivedPKey, qtyBase: amount }],
     }),
   ];
-  const { arrived, split } = await pickReserved(
+  return pickReserved(
     tx,
     part.packagingUnitId!,
     input.qty,
@@ -65,10 +73,10 @@ export async function pickReservation(
     reservation.reservationId,
     actor,
     mixedAllowed,
+    toLocation,
     picked,
+    (arrived, split) => pickedParts(part, amount.toString(), split ? arrived : undefined, actor),
   );
-  await recordPick(tx, part, amount.toString(), split ? arrived : undefined, actor);
-  return arrived;
 }
 
 /**

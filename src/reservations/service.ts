@@ -9,6 +9,7 @@ import {
   lockDueReservations,
   lockDueReservationsOfProduct,
   lockReservation,
+  lockReservationAndParts,
   selectParts,
   selectReservation,
   selectReservations,
@@ -68,6 +69,23 @@ export async function lockedReservation(
   if (!reservation) throw allocationErrors.reservationNotFound(reservationId);
   if (check) check({ reservation, parts: await selectParts(tx, [reservation.reservationId]) });
   return reservation;
+}
+
+/**
+ * lockedReservation with the parts it holds (or held), locked after it, in one round trip (a pick's); with
+ * `unitPKey`, also the unit it holds by that key, locked after the parts.
+ */
+export async function lockedReservationWithParts(
+  tx: Tx,
+  reservationId: string,
+  check?: ReservationCheck,
+  unitPKey: string | null = null,
+): Promise<ReservationDetail> {
+  const key = asUuid(reservationId);
+  const detail = key ? await lockReservationAndParts(tx, key, unitPKey) : undefined;
+  if (!detail) throw allocationErrors.reservationNotFound(reservationId);
+  check?.(detail);
+  return detail;
 }
 
 /**

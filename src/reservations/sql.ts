@@ -1,4 +1,5 @@
 import type { Queryable, Tx } from '../db/tx.js';
+import type { AlsoWritten } from '../ledger/sql.js';
 
 export const RESERVATION_STATES = ['ACTIVE', 'RELEASED', 'EXPIRED', 'ISSUED'] as const;
 export type ReservationState = (typeof RESERVATION_STATES)[number];
@@ -82,6 +83,39 @@ export async function lockReservation(tx: Tx, reservationId: string): Promise<Re
     values: [reservationId],
   });
   return result.rows[0];
+}
+
+/**
+ * lockReservation, then the parts of the reservation in id order, then (when `unitPKey` is given) the unit the
+ * reservation holds by that key, in one statement: each lock waits for the one before it (the parts' read needs the
+ * locked reservation, the unit's the whole of the locked parts), the order every change of a reservation keeps.
+ */
+export async function lockReservationAndParts(
+  tx: Tx,
+  reservationId: string,
+  unitPKey: string | null = null,
+): Promise<{ reservation: ReservationRow; parts: ReservationPart[] } | undefined> {
+  const result = await tx.query<ReservationRow & { parts: ReservationPart[] }>({
+    name: 'lock-reservation-and-parts',
+    text: `WITH locked AS MATERIALIZED (
+             SELECT ${RESERVATION_COLUMNS}
+               FROM reservation_life r JOIN product p ON p.id = r.product_id
+              WHERE r.reservation_id = $1::uuid FOR UPDATE OF r
+           ), parts AS MATERIALIZED (
+             SELECT ${PART_COLUMNS} FROM reservation
+              WHERE reservation_id = (SELECT "reservationId" FROM locked) ORDER BY id FOR UPDATE
+           ), unit AS MATERIALIZED (
+             SELECT id FROM packaging_unit
+              WHERE id = (SELECT max("packagingUnitId") FILTER (WHERE "pKey" = $2::uuid) FROM parts) FOR UPDATE
+           )
+           SELECT locked.*, (SELECT COALESCE(json_agg(parts ORDER BY id), '[]') FROM parts) AS parts
+             FROM locked CROSS JOIN (SELECT count(*) FROM unit) AS unit_locked`,
+    values: [reservationId, unitPKey],
+  });
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const { parts, ...reservation } = row;
+  return { reservation, parts };
 }
 
 /**
@@ -204,26 +238,37 @@ export async function lowerReserved(tx: Tx, parts: readonly { unitId: number; qt
 /**
  * The parts after a pick of `amount` from `part` (D32): the goods moved whole (the part is now picked), or were
  * split off into the unit `arrived` (the part keeps the rest, or goes when nothing is left; a new picked part
- * holds the moved amount).
+ * holds the moved amount). Written by the statement that records the pick's ledger rows and events.
  */
-export async function recordPick(
-  tx: Tx,
+export function pickedParts(
   part: ReservationPart,
   amount: string,
   arrived: { id: number; pKey: string } | undefined,
   actor: { subject: string; requestId: string },
-): Promise<void> {
+): AlsoWritten {
   if (!arrived) {
-    await tx.query('UPDATE reservation SET picked = true WHERE id = $1', [part.id]);
-    return;
+    return {
+      name: 'append-whole-pick',
+      ctes: (first) => ({
+        text: `picked AS (UPDATE reservation SET picked = true WHERE id = $${first})`,
+        values: [part.id],
+      }),
+    };
   }
-  await tx.query({
-    name: 'record-split-pick',
-    text: `WITH source AS (UPDATE reservation SET qty_base = qty_base - $2::numeric WHERE id = $1 AND qty_base > $2::numeric),
-                emptied AS (DELETE FROM reservation WHERE id = $1 AND qty_base = $2::numeric)
-           INSERT INTO reservation (reservation_id, packaging_unit_id, packaging_unit_pkey, qty_base, picked, actor,
-                                    request_id)
-           VALUES ($3::uuid, $4, $5::uuid, $2::numeric, true, $6, $7)`,
-    values: [part.id, amount, part.reservationId, arrived.id, arrived.pKey, actor.subject, actor.requestId],
-  });
+  return {
+    name: 'append-split-pick',
+    ctes: (first) => {
+      const p = (n: number): string => `$${first + n - 1}`;
+      return {
+        text: `source AS (UPDATE reservation SET qty_base = qty_base - ${p(2)}::numeric
+                           WHERE id = ${p(1)}::bigint AND qty_base > ${p(2)}::numeric),
+               emptied AS (DELETE FROM reservation WHERE id = ${p(1)}::bigint AND qty_base = ${p(2)}::numeric),
+               picked AS (INSERT INTO reservation (reservation_id, packaging_unit_id, packaging_unit_pkey, qty_base, picked,
+                                                   actor, request_id)
+                          VALUES (${p(3)}::uuid, ${p(4)}::bigint, ${p(5)}::uuid, ${p(2)}::numeric, true, ${p(6)}::text,
+                                  ${p(7)}::text))`,
+        values: [part.id, amount, part.reservationId, arrived.id, arrived.pKey, actor.subject, actor.requestId],
+      };
+    },
+  };
 }
