@@ -6,7 +6,7 @@ import { renderedUnitEvents } from '../packaging-units/events.js';
 import { baseCodeOf, movement } from '../packaging-units/stock.js';
 import { productErrors } from '../products/messages.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
-import { expireDueOfProduct } from '../reservations/service.js';
+import { expireDueOfProducts } from '../reservations/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
 import { reservationEvent } from './events.js';
@@ -57,7 +57,7 @@ export async function allocate(
 ): Promise<AllocationResult[]> {
   // D40: goods of a reservation past its expiry are free the moment it expires; ending such reservations here,
   // before any unit is locked, keeps the one lock order and lets the candidates below be read as they are.
-  await expireDueOfProduct(tx, request.sku, actor);
+  await expireDueOfProducts(tx, [request.sku], actor);
   let groupIds: number[] | null = null;
   if (options.groupNames?.length) {
     // An unknown SKU or a quantity of another kind is named before an unknown LocationGroup.
