@@ -6,7 +6,7 @@ import { renderedUnitEvents } from '../packaging-units/events.js';
 import { baseCodeOf, movement } from '../packaging-units/stock.js';
 import { productErrors } from '../products/messages.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
-import { expireDueOfProduct } from '../reservations/service.js';
+import { expireDueOfProducts } from '../reservations/service.js';
 import { Dec } from '../units/decimal.js';
 import { Quantity } from '../units/quantity.js';
 import { reservationEvent } from './events.js';
@@ -88,7 +88,7 @@ export async function allocate(
     product = round.product;
     unlessDue = false;
     if (round.due) {
-      await expireDueOfProduct(tx, request.sku, actor);
+      await expireDueOfProducts(tx, [request.sku], actor);
       continue;
     }
     if (round.candidateIds.length === 0) break;

@@ -4,9 +4,10 @@ import { appendMovementsAndEvents, type Actor, type MovementEntry } from '../led
 import { requireLoadUnitAt } from '../load-units/service.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReference } from '../products/service.js';
+import { expireDueOfProducts } from '../reservations/service.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
-import { selectUnitsByIds, type PackagingUnitRow } from './sql.js';
+import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql.js';
 import {
   deleteUnits,
   insertSplit,
@@ -41,9 +42,12 @@ export async function deleteUnitByPKey(
   actor: Actor,
   checkUnit: (unit: PackagingUnitRow) => Promise<void> = async () => undefined,
 ): Promise<void> {
+  const key = asUuid(pKey);
+  const seen = key ? await selectUnitByPKey(tx, key) : undefined;
+  const beforeExpiry = seen ? await expireDueOfProducts(tx, [seen.sku], actor) : new Map<number, PackagingUnitRow>();
   const unit = await lockedUnitByPKey(tx, pKey);
-  // D40's If-Match: the unit as locked, before anything changes.
-  await checkUnit(unit);
+  // D40's If-Match: the unit as locked, before anything changes, the expiry above included.
+  await checkUnit(beforeExpiry.get(unit.id) ?? unit);
   if (Number(unit.reservedBase) > 0) throw packagingUnitErrors.reserved(pKey);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   await deleteUnits(tx, [unit.id]);
@@ -85,6 +89,7 @@ export async function deleteOnLocation(
   const location = await requireLocation(tx, input.location);
   const product = await requireProductReference(tx, input.sku);
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
+  await expireDueOfProducts(tx, [input.sku], actor);
   const units = await lockUnitsOfProductOnLocation(tx, location.id, product.id);
   const named = input.location.locationId ?? input.location.erpCode ?? '';
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(input.sku, named);
@@ -140,6 +145,7 @@ export async function reportProblem(
   const loadUnit = await requireLoadUnitAt(tx, address.transportUnitBK, address.luPos);
   const product = await requireProductReference(tx, report.sku);
   requireProductKind(report.quantity, product.baseUnitCode, 'quantity');
+  await expireDueOfProducts(tx, [report.sku], actor);
   const units = await lockUnitsOfProductInLoadUnit(tx, loadUnit.id, product.id, 'AVAILABLE');
   const taken = takeOldestFirst(units, report.quantity);
   if (taken.length === 0) {

@@ -20,6 +20,7 @@ import {
 import type { LocationRow } from '../master-data/location-sql.js';
 import { requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReference, requireProductReferences } from '../products/service.js';
+import { expireDueOfProducts } from '../reservations/service.js';
 import { Dec } from '../units/decimal.js';
 import type { Quantity } from '../units/quantity.js';
 import { packagingUnitErrors } from './messages.js';
@@ -328,11 +329,12 @@ export async function moveUnit(
   } else {
     target = await locationTarget(tx, input.actualLocation ?? {});
   }
+  const beforeExpiry = await expireDueOfProducts(tx, [seen.sku], actor);
   const id = await lockUnitIdByPKey(tx, key);
   const unit = id === undefined ? undefined : (await lockedUnits(tx, [id]))[0];
   if (!unit) throw packagingUnitErrors.notFoundByPKey(pKey);
-  // D33's If-Match: the unit as locked, before anything moves.
-  await checkUnit(unit);
+  // D33's If-Match: the unit as locked, before anything moves (D40: also before the expiry above).
+  await checkUnit(beforeExpiry.get(unit.id) ?? unit);
   const from = placeOf(unit, await locationIdsOf(tx, [unit]));
   const context = moveContext(actor, mixedAllowed);
   const [arrivedId] = await moveUnits(tx, [unit], input.quantity ?? undefined, target, from, context);
@@ -346,6 +348,8 @@ export async function moveBetweenLocations(tx: Tx, items: MoveBetweenLocationsIn
     tx,
     items.map((item) => item.product.sku),
   );
+  // D40: before any unit is locked, for all items at once, so their reservations are locked in one id order.
+  await expireDueOfProducts(tx, [...products.keys()], actor);
   const context = moveContext(actor, false);
   for (const [index, item] of items.entries()) {
     const product = products.get(item.product.sku)!;
@@ -370,6 +374,7 @@ export async function moveLocationToLoadUnit(
   requireProductKind(input.quantity, product.baseUnitCode, 'quantity');
   const source = await requireLocation(tx, input.actualLocation);
   const target = await loadUnitTarget(tx, input.targetTransportUnitBK, input.targetLoadUnitPosition);
+  await expireDueOfProducts(tx, [product.sku], actor);
   const units = await lockUnitsOfProductOnLocation(tx, source.id, product.id);
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, input.actualLocation.erpCode);
   const context = moveContext(actor, mixedAllowed);
@@ -402,6 +407,7 @@ export async function moveFromLoadUnit(
     target = await loadUnitTarget(tx, targetAddress.transportUnitBK, targetAddress.luPos);
     if (!sourceFirst) source = await requireLoadUnitAt(tx, transportUnitBK, luPos);
   }
+  await expireDueOfProducts(tx, [product.sku], actor);
   const units = await lockUnitsOfProductInLoadUnit(tx, source!.id, product.id);
   if (units.length === 0) throw packagingUnitErrors.noneOnLocation(product.sku, `${transportUnitBK}/${luPos}`);
   const context = moveContext(actor, mixedAllowed);

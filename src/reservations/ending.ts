@@ -83,14 +83,15 @@ export function holdingEvent(
  * ledger rows, in id order, a unit's reserved amount stepping down reservation by reservation where several hold the
  * same unit, and its event; each unit then one `pu.event.changed` with its state as the transaction commits it, and
  * one version step: the states between exist only inside the transaction and no reader ever sees them (D40).
+ * Answers the units as they were, locked, before the reservations ended, by id.
  */
 export async function endHoldings(
   tx: Tx,
   reservations: readonly ReservationRow[],
   state: Ending,
   actor: Actor,
-): Promise<void> {
-  if (reservations.length === 0) return;
+): Promise<ReadonlyMap<number, PackagingUnitRow>> {
+  if (reservations.length === 0) return new Map();
   const { kind, event } = ENDINGS[state];
   const holdings = await lockHoldings(tx, reservations);
   const { units, locationIds } = holdings[0]!;
@@ -137,4 +138,5 @@ export async function endHoldings(
       qtyBase: new Dec(units.get(unitId)!.reservedBase).minus(after).toString(),
     })),
   );
+  return units;
 }

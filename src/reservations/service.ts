@@ -4,10 +4,11 @@ import type { Queryable, Tx } from '../db/tx.js';
 import type { Page, PageQuery } from '../http/pagination.js';
 import { pageOf } from '../http/pagination.js';
 import type { Actor } from '../ledger/sql.js';
+import type { PackagingUnitRow } from '../packaging-units/sql.js';
 import { endHoldings } from './ending.js';
 import {
   lockDueReservations,
-  lockDueReservationsOfProduct,
+  lockDueReservationsOfProducts,
   lockReservation,
   lockReservationAndParts,
   selectParts,
@@ -114,12 +115,18 @@ export async function expireDue(tx: Tx, actor: Actor, limit: number): Promise<nu
 }
 
 /**
- * D40 for allocation: ends every reservation of the Product that is past its expiry, waiting for those another
- * transaction holds, so the allocation that calls this first, before it locks any unit, finds their goods free.
- * Reservations are locked before units, as every change of a reservation does (D32). Usually there is none: the
- * expiry work ends them within a second or so.
+ * D40 for allocation and every writer of units: ends every reservation of the Products that is past its expiry,
+ * waiting for those another transaction holds, so the writer that calls this before it locks any unit finds
+ * their goods free. Reservations are locked before units, as every change of a reservation does (D32). Usually
+ * there is none (one probe of the expiry index): the expiry work ends them within a second or so. Answers the units
+ * they held as they were before, by id: a write's If-Match names the unit as its client read it, before the expiry
+ * the write does first.
  */
-export async function expireDueOfProduct(tx: Tx, sku: string, actor: Actor): Promise<void> {
-  const due = await lockDueReservationsOfProduct(tx, sku);
-  await endHoldings(tx, due, 'EXPIRED', { subject: EXPIRY_ACTOR, requestId: actor.requestId });
+export async function expireDueOfProducts(
+  tx: Tx,
+  skus: readonly string[],
+  actor: Actor,
+): Promise<ReadonlyMap<number, PackagingUnitRow>> {
+  const due = await lockDueReservationsOfProducts(tx, skus);
+  return endHoldings(tx, due, 'EXPIRED', { subject: EXPIRY_ACTOR, requestId: actor.requestId });
 }

@@ -136,23 +136,23 @@ export async function lockDueReservations(tx: Tx, limit: number): Promise<Reserv
 }
 
 /**
- * All reservations of a Product past their expiry, locked in id order, waiting for those another transaction
- * holds; one a concurrent expiry ended meanwhile is left out, as PostgreSQL rechecks the condition on the row
- * version it locked.
+ * All reservations of the Products past their expiry, locked in id order (across Products too), waiting for those
+ * another transaction holds; one a concurrent expiry ended meanwhile is left out, as PostgreSQL rechecks the
+ * condition on the row version it locked.
  */
-export async function lockDueReservationsOfProduct(tx: Tx, sku: string): Promise<ReservationRow[]> {
+export async function lockDueReservationsOfProducts(tx: Tx, skus: readonly string[]): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
-    name: 'lock-due-reservations-of-product',
+    name: 'lock-due-reservations-of-products',
     text: `WITH due AS MATERIALIZED (
              SELECT id FROM reservation_life r
-              WHERE ${isDue('r')} AND r.product_id = (SELECT id FROM product WHERE sku = $1)
+              WHERE ${isDue('r')} AND r.product_id IN (SELECT id FROM product WHERE sku = ANY($1::text[]))
               ORDER BY id FOR UPDATE
            )
            SELECT ${RESERVATION_COLUMNS}
              FROM reservation_life r JOIN product p ON p.id = r.product_id
             WHERE r.id IN (SELECT id FROM due)
             ORDER BY r.id`,
-    values: [sku],
+    values: [skus],
   });
   return result.rows;
 }
