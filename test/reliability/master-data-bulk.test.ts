@@ -11,12 +11,13 @@ import { arrayBody, processMemory, sleep } from './harness.js';
  * whole, a 60 MB body stalled /index for 3.2–5.6 s and took RSS to 1.2–1.35 GB; parsed as it arrived but stored from
  * arrays, for 204 s with /index waiting up to 7 s and RSS at 446 MiB. Now its groups are spooled as COPY rows as they
  * are checked and stored from a staging table: the process holds no more than a piece of the body, whatever its size
- * (at 12 MB, stored from arrays it grew by 105 MiB, staged by 44 MiB). The body here is small enough for CI
- * (MASTER_DATA_BULK_BYTES sends another size), the bounds generous (CPU is shared); the figures at 60 MB are bench
- * scenario 22's.
+ * (at 12 MB, stored from arrays it grew by 105 MiB, staged by 44 MiB). The body is the issue's 60 MB
+ * (MASTER_DATA_BULK_BYTES sends another size). The peak is the issue's bound for the whole process; the /index bound
+ * is generous because CI shares its two cores (at 60 MB on a quiet machine: 11.4 s, worst wait 9 ms, peak 205 MiB;
+ * bench scenario 22 has the exact figures).
  */
-const BODY_BYTES = Number(process.env.MASTER_DATA_BULK_BYTES ?? 8 * 2 ** 20);
-const RSS_GROWTH_BOUND = 100 * 2 ** 20;
+const BODY_BYTES = Number(process.env.MASTER_DATA_BULK_BYTES ?? 60 * 2 ** 20);
+const PEAK_RSS_BOUND = 300 * 2 ** 20;
 const WORST_INDEX_WAIT_BOUND_MS = 2000;
 
 let database: TestDatabase;
@@ -64,7 +65,7 @@ function log(message: string): void {
 }
 
 describe('a large location-group body (issue 34, D38)', () => {
-  it('is stored while /index keeps answering, the process growing by far less than the body', async () => {
+  it('is stored while /index keeps answering, the process staying under 300 MiB', async () => {
     const body = locationGroups(BODY_BYTES);
     const before = await processMemory(service.child.pid, 'VmRSS');
     let running = true;
@@ -99,6 +100,6 @@ describe('a large location-group body (issue 34, D38)', () => {
     expect(stored.rows[0]!.n).toBe(body.count - 1);
     expect(waits.length).toBeGreaterThan(10);
     expect(worst).toBeLessThan(WORST_INDEX_WAIT_BOUND_MS);
-    expect(peak - before).toBeLessThan(RSS_GROWTH_BOUND);
+    expect(peak).toBeLessThan(PEAK_RSS_BOUND);
   }, 120_000);
 });
