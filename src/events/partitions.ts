@@ -100,7 +100,10 @@ export async function countEventsBetween(
  */
 export async function advancePrunedThrough(pool: pg.Pool, through: number): Promise<void> {
   await withTransaction(pool, async (tx) => {
-    await tx.query({ name: 'lock-feed-state', text: 'SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE' });
+    await tx.query({
+      name: 'lock-feed-state-to-prune',
+      text: 'SELECT 1 FROM event_feed_state WHERE id = 1 FOR UPDATE',
+    });
     await tx.query('UPDATE event_feed_state SET pruned_through = GREATEST(pruned_through, $1) WHERE id = 1', [through]);
   });
 }
