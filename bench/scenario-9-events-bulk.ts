@@ -108,7 +108,7 @@ async function measureEventsBulk(ctx: BenchContext): Promise<ScenarioResult> {
   const { service, drained } = await startRelayingService(ctx, LOG_NAME);
   try {
     const consumer = await consumeEvents(amqpUrl, benchExchange(amqpUrl), EVENT_TYPE);
-    await deliverBulk(ctx, service, consumer, 'W4', WARMUP_PRODUCTS, 'bench-s9-warmup');
+    await deliverBulk(ctx, service, consumer, 'W9', WARMUP_PRODUCTS, 'bench-s9-warmup');
     const results: DeliveryRun[] = [];
     const progress = startProgress('scenario 9 runs', runs);
     for (let run = 1; run <= runs; run++) {
