@@ -128,3 +128,19 @@ export async function openBenchDatabase(serverUrl: string | undefined): Promise<
     createDatabase: (suffix: string) => createDatabase(`${name}_${suffix}`),
   };
 }
+
+/**
+ * Waits until the events of the runs before are numbered, then vacuums and analyses: a compared run must not share
+ * the machine with the numbering of the last run's million events and the autovacuum its rows start (scenario 7's
+ * keyed run, second, took twice the PostgreSQL CPU per product while they ran), nor plan on stale statistics.
+ */
+export async function settleBetweenRuns(pool: pg.Pool): Promise<void> {
+  for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
+    const { rows } = await pool.query<{ waiting: boolean }>(
+      'SELECT EXISTS (SELECT FROM event_outbox WHERE position IS NULL) AS waiting',
+    );
+    if (!rows[0]!.waiting) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await pool.query('VACUUM ANALYZE');
+}

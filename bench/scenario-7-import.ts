@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { watchCpu, type CpuShare } from './cpu-share.js';
+import { settleBetweenRuns } from './database.js';
 import { JWT_SECRET } from './load.js';
 import { sampleRss, stopProcess } from './processes.js';
 import { startProgress, step } from './progress.js';
@@ -166,11 +167,11 @@ async function importOnItsOwn(ctx: BenchContext): Promise<ScenarioResult> {
   const progress = startProgress('scenario 7 runs', 4);
   const small = await postImport(ctx, 'IS', first, 'bench-s7-small');
   progress.update(1, `service ${formatNumber(first)} in ${Math.round(small.ms)} ms`);
-  // Both runs compared start from fresh statistics: the first one's rows would otherwise be unknown to the second.
-  await ctx.db.pool.query('ANALYZE');
+  // Both runs compared start settled: the run before numbered and vacuumed, the statistics fresh.
+  await settleBetweenRuns(ctx.db.pool);
   const large = await postImport(ctx, 'IL', count, 'bench-s7-large');
   progress.update(2, `service ${formatNumber(count)} in ${Math.round(large.ms)} ms`);
-  await ctx.db.pool.query('ANALYZE');
+  await settleBetweenRuns(ctx.db.pool);
   const keyed = await postImport(ctx, 'IK', count, 'bench-s7-keyed', `bench-s7-${Date.now()}`);
   progress.update(3, `service ${formatNumber(count)} with an Idempotency-Key in ${Math.round(keyed.ms)} ms`);
   const copyMs = await rawCopy(ctx.db.pool, 'CL', count);
