@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, uniqueSku } from '../support/builders.js';
-import { useImportCommand, type CommandOutcome } from '../support/command.js';
+import { runCommandInterrupted, useImportCommand, type CommandOutcome } from '../support/command.js';
 import { waitFor } from '../support/pg-activity.js';
 import { PROJECT_ROOT } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
@@ -21,19 +20,11 @@ const command = useImportCommand(() => ctx.app);
 
 /** Starts the command on `file`; interrupts it once the database shows `phase`; answers how it ended. */
 async function interruptWhen(file: string, phase: () => Promise<boolean>): Promise<CommandOutcome> {
-  const child = spawn(process.execPath, [IMPORT_CLI, '--url', command.url, file], {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TOKEN: bearer().slice('Bearer '.length) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const ended = new Promise<number | null>((resolve) => child.once('close', resolve));
-  await waitFor('the phase to interrupt in', async () => ((await phase()) ? true : undefined), 60_000);
-  child.kill('SIGINT');
-  return { code: await ended, stdout, stderr };
+  return runCommandInterrupted(
+    [IMPORT_CLI, '--url', command.url, file],
+    { TOKEN: bearer().slice('Bearer '.length) },
+    () => waitFor('the phase to interrupt in', async () => ((await phase()) ? true : undefined), 60_000),
+  );
 }
 
 async function activeImportStatements(): Promise<string[]> {

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { aProduct, uniqueSku } from '../support/builders.js';
-import { runCommand, useImportCommand, type CommandOutcome } from '../support/command.js';
+import { runCommand, runCommandInterrupted, useImportCommand, type CommandOutcome } from '../support/command.js';
 import { PROJECT_ROOT } from '../support/service-process.js';
 import { bearer } from '../support/tokens.js';
 
@@ -57,19 +56,7 @@ afterAll(async () => {
 
 /** Runs the command on `file` through the proxy and interrupts it once the service has answered. */
 async function interruptedOnceAnswered(file: string): Promise<CommandOutcome> {
-  const child = spawn(process.execPath, [IMPORT_CLI, '--url', proxyUrl, file], {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const ended = new Promise<number | null>((resolve) => child.once('close', resolve));
-  await firstAnswerHeld;
-  child.kill('SIGINT');
-  return { code: await ended, stdout, stderr };
+  return runCommandInterrupted([IMPORT_CLI, '--url', proxyUrl, file], { TOKEN }, () => firstAnswerHeld);
 }
 
 async function stored(prefix: string): Promise<number> {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +21,26 @@ export function runCommand(
   environment: Record<string, string> = {},
   program = process.execPath,
 ): Promise<CommandOutcome> {
+  return startCommand(args, environment, program).outcome;
+}
+
+/** runCommand, interrupted with SIGINT (Ctrl-C) once `interrupt` resolves. */
+export async function runCommandInterrupted(
+  args: readonly string[],
+  environment: Record<string, string>,
+  interrupt: () => Promise<unknown>,
+): Promise<CommandOutcome> {
+  const { child, outcome } = startCommand(args, environment, process.execPath);
+  await interrupt();
+  child.kill('SIGINT');
+  return outcome;
+}
+
+function startCommand(
+  args: readonly string[],
+  environment: Record<string, string>,
+  program: string,
+): { child: ChildProcess; outcome: Promise<CommandOutcome> } {
   const child = spawn(program, args, {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
@@ -28,9 +48,12 @@ export function runCommand(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const outcome = new Promise<CommandOutcome>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, outcome };
 }
 
 /** What the import command's tests share: the test's app on a real port and a directory for the files it reads. */
