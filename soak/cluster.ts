@@ -38,6 +38,8 @@ export interface SoakCluster {
   /** Where the load goes: the round-robin proxy in front of every instance. */
   readonly url: string;
   readonly size: number;
+  /** Each instance's own address, without the proxy: the one running now in each slot. */
+  instanceUrls(): string[];
   /** Ends instance `index` with the signal and starts a new one on the same port; answers how the old one ended. */
   replace(index: number, signal: 'SIGKILL' | 'SIGTERM'): Promise<Exit>;
   /** Whether every instance is UP on /actuator/health and answers an authenticated read with 200. */
@@ -92,6 +94,7 @@ export async function startSoakCluster(options: {
   return {
     url: proxy.url,
     size: current.length,
+    instanceUrls: () => current.map((service) => service.baseUrl),
     async replace(index, signal) {
       const old = current[index]!;
       old.child.kill(signal);
