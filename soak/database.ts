@@ -185,6 +185,8 @@ export interface ReplicasSoakDatabase extends SoakDatabase {
   /** The round-robin balancer in front of the replicas, for the instances' DATABASE_READ_URL. */
   readonly readUrl: string;
   readonly replicas: number;
+  /** Connections the balancer handed to each replica so far. */
+  readonly readConnections: readonly number[];
   /** Pauses the replay of the last replica for `ms` (pg_wal_replay_pause()), then resumes it. */
   pauseReplica(ms: number): Promise<void>;
 }
@@ -203,6 +205,7 @@ export async function startReplicasSoakDatabase(replicas: number): Promise<Repli
     url: clusters.primaryUrl,
     readUrl: `postgres://postgres@127.0.0.1:${balancer.port}/postgres`,
     replicas,
+    readConnections: balancer.connections,
     serverVersion: await serverVersionOf(clusters.primaryUrl),
     async pauseReplica(ms) {
       await query(paused, 'SELECT pg_wal_replay_pause()');

@@ -33,6 +33,8 @@ export interface SoakReport {
   /** Error-level lines of every instance's log, by message. */
   readonly serviceErrorLines: Record<string, number>;
   readonly unexpectedAnswers: readonly Sample[];
+  /** The `replicas` topology: connections the balancer handed to each replica. */
+  readonly replicaConnections?: readonly number[];
   /** Issue 37: the write-then-read probe beside the load. */
   readonly readYourWrites: ReadYourWritesTally;
   /** Why the run failed; empty when it passed. */

@@ -255,6 +255,7 @@ async function main(): Promise<number> {
     serviceErrorLines,
     unexpectedAnswers: tally.samples,
     readYourWrites: readYourWrites.tally,
+    replicaConnections: replicas?.readConnections,
     failures,
   };
 
