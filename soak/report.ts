@@ -35,6 +35,8 @@ export interface SoakReport {
   readonly unexpectedAnswers: readonly Sample[];
   /** The `replicas` topology: connections the balancer handed to each replica. */
   readonly replicaConnections?: readonly number[];
+  /** The `replicas` topology: db_reads_total by pool of the instances running at the end. */
+  readonly readsByPool?: Record<string, number>;
   /** Issue 37: the write-then-read probe beside the load. */
   readonly readYourWrites: ReadYourWritesTally;
   /** Why the run failed; empty when it passed. */

@@ -213,6 +213,7 @@ async function main(): Promise<number> {
     ...(events ? await eventChecks(checkPool, events.consumer, events.fromSeq) : []),
   ];
   await checkPool.end();
+  const readsByPool = replicas ? await cluster.readsByPool().catch(() => undefined) : undefined;
   const finalExits = (await cluster.stop()).map(describeExit);
   const logs = await cluster.writeLogs(SCRATCH_DIR);
   await database.remove();
@@ -256,6 +257,7 @@ async function main(): Promise<number> {
     unexpectedAnswers: tally.samples,
     readYourWrites: readYourWrites.tally,
     replicaConnections: replicas?.readConnections,
+    readsByPool,
     failures,
   };
 
