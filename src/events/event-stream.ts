@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
@@ -133,9 +133,13 @@ export class EventStreams {
           sentId = cursor;
         }
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
-        if (!matched) continue;
-        writer.flush();
-        lastWrite = Date.now();
+        if (matched) {
+          writer.flush();
+          lastWrite = Date.now();
+        }
+        // The next batch waits for the event loop's turn: taken from the window, the batches of a stream behind a
+        // bulk load's events would otherwise follow one another without letting a request in (issue 37).
+        await nextTurn();
         continue;
       }
       // Quiet: the cursor a filtered reader has not been told yet goes out within POSITION_MS, else a heartbeat
