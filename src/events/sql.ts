@@ -199,6 +199,9 @@ export async function advancePublished(
   return result.rowCount === 1;
 }
 
+/** How long a backlog reading may take before it is cancelled (see selectBacklog). */
+export const BACKLOG_STATEMENT_MS = 1000;
+
 export interface Backlog {
   /**
    * Events not yet published: numbered past the relay's mark, and the unnumbered ones by the range of their `seq`
@@ -216,9 +219,16 @@ export interface Backlog {
  * fall in it rolled back or is still running; then it says more. As numbering does (D39), the transaction allows no
  * plan but the index walks, whatever the statistics say: left to a bulk load's statistics, the planner read the
  * whole index in a bitmap scan or scanned the default part over the dead rows numbering leaves there.
+ *
+ * The ends of the index step over the entries of transactions still running: while a bulk load's transaction is
+ * open, over every event it has written so far (seconds, with a million). The reading then ends after
+ * BACKLOG_STATEMENT_MS with an error, and health answers without the backlog instead of waiting.
  */
 export async function selectBacklog(tx: Tx, exchange: string): Promise<Backlog> {
-  await tx.query({ name: 'backlog-plans', text: `SELECT ${PLANS_OFF}` });
+  await tx.query({
+    name: 'backlog-plans',
+    text: `SELECT ${PLANS_OFF}, set_config('statement_timeout', '${BACKLOG_STATEMENT_MS}', true)`,
+  });
   const result = await tx.query<Backlog>({
     name: 'select-backlog',
     text: `WITH mark AS (
