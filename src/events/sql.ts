@@ -215,10 +215,11 @@ export interface Backlog {
  * What waits in the outbox for `exchange`'s relay, at the same cost whatever the backlog (issue 37): numbered events
  * are counted from positions; unnumbered ones are not counted at all but taken as the range from the lowest to the
  * highest `seq` of the default part, two ends of its index (a count of at most 10,000 of them along that index took
- * health 20–160 ms while a 1,000,000-unit intake was numbered). The range is exact unless a transaction whose events
- * fall in it rolled back or is still running; then it says more. As numbering does (D39), the transaction allows no
- * plan but the index walks, whatever the statistics say: left to a bulk load's statistics, the planner read the
- * whole index in a bitmap scan or scanned the default part over the dead rows numbering leaves there.
+ * 20 ms at the median and 163 ms at most while a backlog of 300,000 was numbered, RELIABILITY.md). The range is
+ * exact unless a transaction whose events fall in it rolled back or is still running; then it says more. As
+ * numbering does (D39), the transaction allows no plan but the index walks, whatever the statistics say: left to a
+ * bulk load's statistics, the planner read the whole index in a bitmap scan or scanned the default part over the
+ * dead rows numbering leaves there.
  *
  * The ends of the index step over the entries of transactions still running: while a bulk load's transaction is
  * open, over every event it has written so far (seconds, with a million). The reading then ends after
