@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
@@ -11,6 +11,8 @@ import { readSizeFor, type FeedReader } from './feed-reader.js';
 const RECONNECT_MS = 2000;
 /** The shortest time between two writes of one stream's events. */
 const BATCH_MS = 100;
+/** How long a stream passes batches from the window before it lets the event loop take a turn. */
+const SLICE_MS = 10;
 /** How soon a quiet filtered stream tells its reader the position it has read the feed through. */
 const POSITION_MS = 1000;
 /** The first take of a stream, before it knows how large the events are: a few, then about a buffer's worth. */
@@ -118,6 +120,7 @@ export class EventStreams {
     writer.flush();
     let lastWrite = Date.now();
     let size = Math.min(limit, UNSIZED_READ);
+    let sliceStarted = performance.now();
     while (!writer.ended.aborted) {
       const { entries, expired } = await this.reader.entriesAfter(cursor, size, true);
       if (expired) return;
@@ -133,9 +136,17 @@ export class EventStreams {
           sentId = cursor;
         }
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
-        if (!matched) continue;
-        writer.flush();
-        lastWrite = Date.now();
+        if (matched) {
+          writer.flush();
+          lastWrite = Date.now();
+        }
+        // Taken from the window, the batches of a stream behind a bulk load's events would follow one another
+        // without letting a request in (issue 37); a turn after every batch, though, left a sku= stream 10 s behind
+        // the feed (issue 33). So the next batch waits for the event loop's turn once a slice is used up.
+        if (performance.now() - sliceStarted >= SLICE_MS) {
+          await nextTurn();
+          sliceStarted = performance.now();
+        }
         continue;
       }
       // Quiet: the cursor a filtered reader has not been told yet goes out within POSITION_MS, else a heartbeat
