@@ -54,7 +54,8 @@ export function compress(level: number): RequestHandler {
   });
   return (req, res, next) => {
     const acceptEncoding = req.headers['accept-encoding'];
-    if (acceptEncoding?.includes('br')) req.headers['accept-encoding'] = withoutBrotli(acceptEncoding);
+    if (acceptEncoding !== undefined && /br/i.test(acceptEncoding))
+      req.headers['accept-encoding'] = withoutBrotli(acceptEncoding);
     // Each compressor wraps the response (four closures, a listener, writeHead) on every request, so the event
     // stream's is added only where an event stream can be answered: its type is chosen only when Accept names it
     // (D33). Registered last, it owns res.flush, which only the event stream calls.
