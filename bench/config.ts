@@ -40,6 +40,8 @@ export interface BenchConfig {
   readonly cpuProfile: boolean;
   /** Scenario 1 also against an instance verifying RS256 tokens with a JWKS (issue 36). */
   readonly jwks: boolean;
+  /** Scenario 14 runs its intake with an Idempotency-Key first and the one without second (issue 34). */
+  readonly keyedFirst: boolean;
   /** Another build of the service to measure (an experiment with a change to src/); default dist/main.js. */
   readonly serviceMain: string | undefined;
   /** Extra environment of the service, e.g. DB_POOL_MAX=32, for trying a setting. */
@@ -163,6 +165,12 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
       'the RabbitMQ of scenarios 8, 9, 16 and 17 (each run publishes to an exchange of its own, deleted at the end); not answering: they are skipped',
   },
   {
+    name: 'BENCH_KEYED_FIRST',
+    fallback: 'unset',
+    meaning:
+      '`1`: scenario 14 runs the intake with an Idempotency-Key before the one without, for comparing both orders (issue 34)',
+  },
+  {
     name: 'BENCH_CPU_PROF',
     fallback: 'unset',
     meaning:
@@ -221,10 +229,12 @@ export function loadBenchConfig(): BenchConfig {
   const serviceEnv = keyValues(process.env.BENCH_SERVICE_ENV);
   const cpuProfile = process.env.BENCH_CPU_PROF === '1' || process.env.BENCH_CPU_PROF === 'true';
   const jwks = process.env.BENCH_JWKS === '1' || process.env.BENCH_JWKS === 'true';
+  const keyedFirst = process.env.BENCH_KEYED_FIRST === '1' || process.env.BENCH_KEYED_FIRST === 'true';
   const amqpUrl = process.env.BENCH_AMQP_URL?.trim() || DEFAULT_AMQP_URL;
   if (!/^amqps?:\/\//.test(amqpUrl)) throw new Error('BENCH_AMQP_URL must be an amqp:// or amqps:// URL');
   const issueSizes =
     !cpuProfile &&
+    !keyedFirst &&
     !serviceMain &&
     Object.keys(serviceEnv).length === 0 &&
     (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).every((key) => sizes[key] === DEFAULTS[key]);
@@ -236,6 +246,7 @@ export function loadBenchConfig(): BenchConfig {
     scenarios,
     cpuProfile,
     jwks,
+    keyedFirst,
     serviceMain,
     serviceEnv,
     amqpUrl,

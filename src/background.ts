@@ -1,8 +1,6 @@
-import { transactionParticipants } from './db/tx.js';
-
 /**
  * Background work on a timer (ARCHITECTURE: the sequencer's and relay's shape): one run at a time per process,
- * never inside a request's transaction context, and `stop` waits for the run under way, so the pool can close after.
+ * and `stop` waits for the run under way, so the pool can close after.
  */
 export class PeriodicWork {
   private running: Promise<void> | undefined;
@@ -25,11 +23,9 @@ export class PeriodicWork {
   /** A run now, or the one under way; nothing once stopped. */
   run(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= transactionParticipants
-      .exit(() => this.work())
-      .finally(() => {
-        this.running = undefined;
-      });
+    this.running ??= this.work().finally(() => {
+      this.running = undefined;
+    });
     return this.running;
   }
 

@@ -25,7 +25,9 @@ export const addAllocationRoutes: AddFeatureRoutes = (routes, { pool }) => {
       const query = parseInput(allocationQuerySchema, req.query, 'query');
       const request = parseInput(allocationRequestSchema, req.body);
       const options = { groupNames: query.sourceLocationGroupNames, allowPartial: query.allowPartial !== 'false' };
-      const results = await withTransaction(pool, (tx) => allocate(tx, request, options, actorOf(req)));
+      const results = await withTransaction(pool, (tx) => allocate(tx, request, options, actorOf(req)), {
+        participant: req.transactionParticipant,
+      });
       // D32: the reservation is read, picked and issued at its own address.
       if (results[0])
         res.setHeader('Link', `<${href(req, reservationPath(results[0].reservationId))}>; rel="reservation"`);

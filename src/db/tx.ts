@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { abandonConnection } from './abandon.js';
 import { isBrokenConnection } from './pg-errors.js';
@@ -23,17 +22,16 @@ export interface TransactionOptions {
    */
   readonly signal?: AbortSignal;
   /**
-   * The request's participant, handed over by a streamed import (D38) instead of through `transactionParticipants`:
-   * in Node 20 an AsyncLocalStorage once entered slows every promise of the process, two to three times for the
-   * promise-heavy reading of a streamed body.
+   * The request's participant (its idempotency claim, `req.transactionParticipant`), passed by the route that opens
+   * the request's writing transaction. Passed, not found through an AsyncLocalStorage: in Node 20 one entered once
+   * slows every later promise of the process, two to three times for the reading of a streamed body (issue 34).
    */
   readonly participant?: TransactionParticipant;
 }
 
 /**
- * Work that must commit or roll back with a request's writing transaction (an idempotency claim). A request
- * runs its handler inside `transactionParticipants.run(...)`, or a streamed import hands it over (the option
- * `participant`); every writing transaction it opens calls `onBegin` first and `onCommit` once committed.
+ * Work that must commit or roll back with a request's writing transaction (an idempotency claim). The transaction
+ * it is passed to (the option `participant`) calls `onBegin` first and `onCommit` once committed.
  */
 export interface TransactionParticipant {
   onBegin(tx: Tx): Promise<void>;
@@ -41,8 +39,6 @@ export interface TransactionParticipant {
   onBeforeCommit?(tx: Tx): Promise<void>;
   onCommit(): void;
 }
-
-export const transactionParticipants = new AsyncLocalStorage<TransactionParticipant>();
 
 const commitCallbacks = new WeakMap<pg.PoolClient, (() => void)[]>();
 
@@ -134,7 +130,7 @@ export async function withTransaction<T>(
       broken = true;
     };
     client.on('error', onConnectionError);
-    const participant = options.readOnly ? undefined : (options.participant ?? transactionParticipants.getStore());
+    const participant = options.readOnly ? undefined : options.participant;
     const { signal } = options;
     const abandon = (): void => {
       broken = true;

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { transactionParticipants, withTransaction } from '../db/tx.js';
+import { withTransaction } from '../db/tx.js';
 import { outsideAnyTrace } from '../tracing/context.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
@@ -58,17 +58,14 @@ export class Sequencer {
       this.again = true;
       return;
     }
-    // A kick comes from a request's commit: the run must not join that request's transaction participants
-    // (its idempotency claim) nor its trace, so it starts outside the request's context.
-    this.running = transactionParticipants
-      .exit(() => outsideAnyTrace(() => delay(GATHER_MS).then(() => this.run())))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    // A kick comes from a request's commit: the run must not join that request's trace.
+    this.running = outsideAnyTrace(() => delay(GATHER_MS).then(() => this.run())).finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
   }
 
   private async run(): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type pg from 'pg';
-import { transactionParticipants, type TransactionParticipant } from '../db/tx.js';
+import type { TransactionParticipant } from '../db/tx.js';
 import { ApiError, validationError } from '../http/api-error.js';
 import { NDJSON } from '../http/media-types.js';
 import { deleteExpiredRecord, insertClaim, selectRecord, storeResponse, tryLockKey, type ClaimValues } from './sql.js';
@@ -12,7 +12,7 @@ declare module 'express-serve-static-core' {
     requestHash?: string;
     /** A streamed body's idempotency hash, fed with its bytes as its import reads them (D38). */
     bodyHasher?: Hash;
-    /** A streamed body's claim, which its import hands to its transaction (see TransactionOptions.participant). */
+    /** The request's claim, which its route passes to its writing transaction (TransactionOptions.participant). */
     transactionParticipant?: TransactionParticipant;
   }
 }
@@ -185,12 +185,8 @@ export function createIdempotency({ pool, ttlSeconds, waitMs }: IdempotencyOptio
         .finally(() => end(...args));
       return res;
     }) as Response['end'];
-    if (claim.streamed) {
-      req.transactionParticipant = participant;
-      next();
-    } else {
-      transactionParticipants.run(participant, next);
-    }
+    req.transactionParticipant = participant;
+    next();
   };
 
   const afterError: ErrorRequestHandler = (error, req, res, next) => {

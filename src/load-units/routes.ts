@@ -65,7 +65,9 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     consumes: ['form', 'json'],
     handler: async (req: Request, res: Response) => {
       const input = parseDivide(req);
-      await withTransaction(pool, (tx) => divideTransportUnit(tx, input, req.id));
+      await withTransaction(pool, (tx) => divideTransportUnit(tx, input, req.id), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res, 201);
     },
     doc: {
@@ -110,8 +112,10 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const input = parseInput(putProductIntoSchema, req.body ?? {});
-      await withTransaction(pool, (tx) =>
-        putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits, req.id, matching(req)),
+      await withTransaction(
+        pool,
+        (tx) => putProductIntoLoadUnit(tx, pKey, input, config.mixedLoadUnits, req.id, matching(req)),
+        { participant: req.transactionParticipant },
       );
       sendNoContent(res, 200);
     },
@@ -138,8 +142,10 @@ export const addLoadUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, confi
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(loadUnitKeyParamsSchema, req.params, 'path');
       const { locked } = parseInput(lockChangeSchema, req.body ?? {});
-      const { loadUnit, product } = await withTransaction(pool, (tx) =>
-        changeLoadUnitLock(tx, pKey, locked, req.id, matching(req)),
+      const { loadUnit, product } = await withTransaction(
+        pool,
+        (tx) => changeLoadUnitLock(tx, pKey, locked, req.id, matching(req)),
+        { participant: req.transactionParticipant },
       );
       sendTagged(res, loadUnitVersion(loadUnit, product), loadUnitResource(loadUnit, product, hrefOf(req)));
     },

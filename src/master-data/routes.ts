@@ -62,7 +62,9 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads, con
     growsShare: true,
     handler: async (req: Request, res: Response) => {
       const staged = stagedBulkOf(req, locationGroupList);
-      await withTransaction(pool, (tx) => upsertLocationGroups(tx, staged, config.db.statementTimeoutMs));
+      await withTransaction(pool, (tx) => upsertLocationGroups(tx, staged, config.db.statementTimeoutMs), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -107,7 +109,9 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads, con
     growsShare: true,
     handler: async (req: Request, res: Response) => {
       const staged = stagedBulkOf(req, locationList);
-      await withTransaction(pool, (tx) => upsertLocations(tx, staged, config.db.statementTimeoutMs));
+      await withTransaction(pool, (tx) => upsertLocations(tx, staged, config.db.statementTimeoutMs), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -151,7 +155,9 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads, con
     consumes: ['json'],
     handler: async (req: Request, res: Response) => {
       const input = parseInput(transportUnitCreateSchema, req.body);
-      const transportUnit = await withTransaction(pool, (tx) => createTransportUnit(tx, input));
+      const transportUnit = await withTransaction(pool, (tx) => createTransportUnit(tx, input), {
+        participant: req.transactionParticipant,
+      });
       res.location(href(req, transportUnitPath(transportUnit.bk)));
       sendNoContent(res, 201);
     },
@@ -201,7 +207,9 @@ export const addMasterDataRoutes: AddFeatureRoutes = (routes, { pool, reads, con
     path: '/v1/transport-units',
     handler: async (req: Request, res: Response) => {
       const { bk, newLocation } = parseInput(transportUnitMoveQuerySchema, req.query, 'query');
-      await withTransaction(pool, (tx) => moveTransportUnit(tx, bk, newLocation));
+      await withTransaction(pool, (tx) => moveTransportUnit(tx, bk, newLocation), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {

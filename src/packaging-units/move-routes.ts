@@ -42,7 +42,9 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     growsShare: true,
     handler: async (req, res) => {
       const { items } = bulkItemsOf(req, moveList);
-      await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)));
+      await withTransaction(pool, (tx) => moveBetweenLocations(tx, items, actorOf(req)), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -68,7 +70,9 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     consumes: ['json'],
     handler: async (req, res) => {
       const input = parseInput(moveToLoadUnitSchema, req.body);
-      await withTransaction(pool, (tx) => moveLocationToLoadUnit(tx, input, actorOf(req), config.mixedLoadUnits));
+      await withTransaction(pool, (tx) => moveLocationToLoadUnit(tx, input, actorOf(req), config.mixedLoadUnits), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -98,8 +102,11 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
       const input = parseInput(moveUnitSchema, req.body);
-      const unit = await withTransaction(pool, (tx) =>
-        moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits, (locked) => requireUnitMatch(tx, req, locked)),
+      const unit = await withTransaction(
+        pool,
+        (tx) =>
+          moveUnit(tx, pKey, input, actorOf(req), config.mixedLoadUnits, (locked) => requireUnitMatch(tx, req, locked)),
+        { participant: req.transactionParticipant },
       );
       await sendUnit(pool, req, res, unit);
     },
@@ -137,7 +144,9 @@ export const addMoveRoutes: AddFeatureRoutes = (routes, { pool, config }) => {
     handler: async (req, res) => {
       const address = parseInput(loadUnitAddressSchema, req.params, 'path');
       const input = parseInput(moveFromLoadUnitSchema, req.body);
-      await withTransaction(pool, (tx) => moveFromLoadUnit(tx, address, input, actorOf(req), config.mixedLoadUnits));
+      await withTransaction(pool, (tx) => moveFromLoadUnit(tx, address, input, actorOf(req), config.mixedLoadUnits), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {

@@ -97,8 +97,10 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
       // Every error names its field in the form the client sent: `[3].` or `packagingUnits[3].`.
       const { items, pathOf: path } = bulkItemsOf(req, inLoadUnitBody);
       const target = { transportUnitBK: address.transportUnitBK, luPos: address.luPos, loadUnitType };
-      const ids = await withTransaction(pool, (tx) =>
-        createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits, path),
+      const ids = await withTransaction(
+        pool,
+        (tx) => createInLoadUnit(tx, target, items, actorOf(req), config.mixedLoadUnits, path),
+        { participant: req.transactionParticipant },
       );
       await sendCreated(req, res, ids);
     },
@@ -155,7 +157,9 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
         messageNo: input.messageNo ?? null,
         messageText: input.messageText ?? null,
       };
-      await withTransaction(pool, (tx) => reportProblem(tx, address, report, actorOf(req)));
+      await withTransaction(pool, (tx) => reportProblem(tx, address, report, actorOf(req)), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -242,7 +246,9 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
         return;
       }
       const { items, pathOf: path } = bulkItemsOf(req, onLocationBody);
-      const ids = await withTransaction(pool, (tx) => createOnLocations(tx, items, actorOf(req), path));
+      const ids = await withTransaction(pool, (tx) => createOnLocations(tx, items, actorOf(req), path), {
+        participant: req.transactionParticipant,
+      });
       await sendCreated(req, res, ids);
     },
     doc: {
@@ -323,7 +329,9 @@ export const addPackagingUnitRoutes: AddFeatureRoutes = (routes, { pool, reads, 
     handler: async (req, res) => {
       const input = parseInput(deleteOnLocationSchema, req.body);
       const removal = { sku: input.product.sku, location: input.actualLocation, quantity: input.quantity };
-      await withTransaction(pool, (tx) => deleteOnLocation(tx, removal, actorOf(req)));
+      await withTransaction(pool, (tx) => deleteOnLocation(tx, removal, actorOf(req)), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {

@@ -44,8 +44,10 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
     path: '/v1/packaging-units/:pKey',
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      await withTransaction(pool, (tx) =>
-        deleteUnitByPKey(tx, pKey, actorOf(req), (locked) => requireUnitMatch(tx, req, locked)),
+      await withTransaction(
+        pool,
+        (tx) => deleteUnitByPKey(tx, pKey, actorOf(req), (locked) => requireUnitMatch(tx, req, locked)),
+        { participant: req.transactionParticipant },
       );
       sendNoContent(res);
     },
@@ -69,7 +71,9 @@ export const addPackagingUnitKeyRoutes: AddFeatureRoutes = (routes, { pool, read
     produces: SINGLE_RESOURCE,
     handler: async (req, res) => {
       const { pKey } = parseInput(packagingUnitKeySchema, req.params, 'path');
-      const unit = await withTransaction(pool, (tx) => releaseUnit(tx, pKey, actorOf(req)));
+      const unit = await withTransaction(pool, (tx) => releaseUnit(tx, pKey, actorOf(req)), {
+        participant: req.transactionParticipant,
+      });
       await sendUnit(pool, req, res, unit);
     },
     doc: {

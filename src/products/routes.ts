@@ -82,7 +82,9 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
       if (!staged) throw missingBody();
       if (staged.invalid) throw staged.invalid;
       const options = { requestId: req.id, timeoutMs: config.db.statementTimeoutMs };
-      const pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options));
+      const pKey = await withTransaction(pool, (tx) => createProducts(tx, staged, options), {
+        participant: req.transactionParticipant,
+      });
       if (pKey) res.location(href(req, `/v1/products/${pKey}`));
       sendNoContent(res, 201);
     },
@@ -246,7 +248,9 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     handler: async (req: Request, res: Response) => {
       const input = parseInput(productUpdateSchema, req.body);
       const checkVersion = (version: Version): void => requireMatch(req, SINGLE_RESOURCE, version);
-      const product = await withTransaction(pool, (tx) => updateProduct(tx, input, req.id, checkVersion));
+      const product = await withTransaction(pool, (tx) => updateProduct(tx, input, req.id, checkVersion), {
+        participant: req.transactionParticipant,
+      });
       sendTagged(res, productVersion(product), productResource(product, hrefOf(req)));
     },
     doc: {
@@ -272,7 +276,9 @@ export const addProductRoutes: AddFeatureRoutes = (routes, { pool, reads, stream
     handler: async (req: Request, res: Response) => {
       const { pKey } = parseInput(productKeyParamsSchema, req.params, 'path');
       const checkVersion = (version: Version): void => requireMatch(req, SINGLE_RESOURCE, version);
-      await withTransaction(pool, (tx) => deleteProduct(tx, pKey, req.id, checkVersion));
+      await withTransaction(pool, (tx) => deleteProduct(tx, pKey, req.id, checkVersion), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {

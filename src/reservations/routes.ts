@@ -107,8 +107,10 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
       const input = parseInput(pickRequestSchema, req.body);
-      const unit = await withTransaction(pool, (tx) =>
-        pickReservation(tx, reservationId, input, actorOf(req), config.mixedLoadUnits, matching(req)),
+      const unit = await withTransaction(
+        pool,
+        (tx) => pickReservation(tx, reservationId, input, actorOf(req), config.mixedLoadUnits, matching(req)),
+        { participant: req.transactionParticipant },
       );
       res.location(href(req, `/v1/packaging-units/${unit.pKey}`));
       await sendUnit(pool, req, res, unit, 201);
@@ -149,7 +151,9 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     path: '/allocation/reservations/:reservationId/issue',
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => issueReservation(tx, reservationId, actorOf(req), matching(req)));
+      await withTransaction(pool, (tx) => issueReservation(tx, reservationId, actorOf(req), matching(req)), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
@@ -171,7 +175,9 @@ export const addReservationRoutes: AddFeatureRoutes = (routes, { pool, reads, co
     path: '/allocation/reservations/:reservationId',
     handler: async (req, res) => {
       const { reservationId } = parseInput(reservationParamsSchema, req.params, 'path');
-      await withTransaction(pool, (tx) => releaseReservation(tx, reservationId, actorOf(req), matching(req)));
+      await withTransaction(pool, (tx) => releaseReservation(tx, reservationId, actorOf(req), matching(req)), {
+        participant: req.transactionParticipant,
+      });
       sendNoContent(res);
     },
     doc: {
