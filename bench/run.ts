@@ -26,6 +26,7 @@ import { hotStock, lockSomeHotLoadUnits, stockLevels } from './scenario-12-stock
 import { tracingCost } from './scenario-13-tracing.js';
 import { eventStreams } from './scenario-15-event-streams.js';
 import { relaySustained } from './scenario-16-relay.js';
+import { seedMoveStock } from './move-after-intake.js';
 import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-14-intake.js';
 import { outboxPrune } from './scenario-17-prune.js';
 import { numberingBacklog } from './scenario-19-numbering.js';
@@ -63,7 +64,10 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
       unitQuantity: 10,
     });
   }
-  if (wants(config, 14)) await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
+  if (wants(config, 14)) {
+    await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
+    await seedMoveStock(db.pool);
+  }
   if (wants(config, 4, 13, 21)) {
     const { products, shape } = allocationStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { step } from './progress.js';
 import { settleBetweenRuns } from './database.js';
 import { formatNumber, ratioOf, type BenchContext, type ScenarioResult } from './results.js';
+import { describeMove, moveAndWait, moveTargets, openSkuStream } from './move-after-intake.js';
 import { MIN_KEYED_RATIO, piecesOf, postNdjson, timedCopy } from './scenario-7-import.js';
 import { productSku } from './seed.js';
 
@@ -27,8 +28,14 @@ export function intakePieces(prefix: string, count: number): Generator<string> {
   );
 }
 
-function postIntake(ctx: BenchContext, prefix: string, count: number, requestId: string, idempotencyKey?: string) {
-  return postNdjson(ctx, '/v1/packaging-units', intakePieces(prefix, count), requestId, idempotencyKey);
+function postIntake<Then = undefined>(
+  ctx: BenchContext,
+  prefix: string,
+  count: number,
+  requestId: string,
+  options: { idempotencyKey?: string; onCreated?: () => Promise<Then> } = {},
+) {
+  return postNdjson(ctx, '/v1/packaging-units', intakePieces(prefix, count), requestId, options);
 }
 
 /**
@@ -70,10 +77,19 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
   // Both runs compared start settled (the run before numbered and vacuumed) and from fresh statistics: without, the
   // second intake's check of mixed LoadUnits once ran for more than 5 minutes.
   await settleBetweenRuns(ctx.db.pool);
-  const run = await postIntake(ctx, 'IT', count, 'bench-s14');
+  // Issue 33 item 4: a reader of the moved Product's events is open throughout, the move follows the 201 at once.
+  const stream = await openSkuStream(ctx.service.baseUrl, ctx.authorization);
+  let run;
+  try {
+    run = await postIntake(ctx, 'IT', count, 'bench-s14', { onCreated: () => moveAndWait(ctx, stream) });
+  } finally {
+    stream.close();
+  }
+  const move = run.then!;
+  step(`scenario 14: ${describeMove(move)}`);
   step(`scenario 14: the same intake with an Idempotency-Key`);
   await settleBetweenRuns(ctx.db.pool);
-  const keyed = await postIntake(ctx, 'IK', count, 'bench-s14-keyed', `bench-s14-${Date.now()}`);
+  const keyed = await postIntake(ctx, 'IK', count, 'bench-s14-keyed', { idempotencyKey: `bench-s14-${Date.now()}` });
   const keyedRatio = run.ms / keyed.ms;
   const copyMs = await rawCopy(ctx.db.pool, 'IT', count);
   const perSecond = (ms: number): number => (count / ms) * 1000;
@@ -121,6 +137,7 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
         actual: `${keyedRatio.toFixed(2)} ×`,
         met: keyedRatio >= MIN_KEYED_RATIO,
       },
+      ...moveTargets(move),
     ],
     details: {
       serviceMs: Math.round(run.ms),
@@ -130,11 +147,15 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
       outboxEvents: run.events,
       serviceCpuMsPerUnit: cpuMsPerUnit(run.cpu?.target),
       postgresCpuMsPerUnit: cpuMsPerUnit(run.cpu?.postgres),
+      moveAfterIntake: move,
     },
     notes: [
       'One run; p50 and p99 are that run. The body is generated while it is sent, as a file is read.',
       `Events written in the intake's transaction: ${formatNumber(run.events)} (a pu.event.created per unit and an ` +
         'lu.event.created per LoadUnit), with a CREATE ledger row per unit.',
+      `Issue 33 item 4: a ${'`'}GET /v1/events?sku=${'`'} stream of another Product was open during the intake; a quantity ` +
+        `move of that Product was sent as soon as the 201 came: ${describeMove(move)}. The numbering instant is the ` +
+        'commit boundary the sequencer recorded with the run that numbered it.',
       'The raw COPY writes the unit rows only, into the LoadUnits the intake created: no validation, no staging ' +
         'table, no TransportUnits or LoadUnits, no ledger rows, no events.',
     ],

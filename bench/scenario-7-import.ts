@@ -57,15 +57,17 @@ interface ImportRun {
 
 /**
  * One NDJSON POST of `pieces` to `path`, generated while they are sent, timed to the end of the answer; with
- * `idempotencyKey`, sent under that key (D38).
+ * `idempotencyKey`, sent under that key (D38). `onCreated` runs as soon as the 201 is in, before the events are
+ * counted (what comes right after the answer).
  */
-export async function postNdjson(
+export async function postNdjson<Then = undefined>(
   ctx: Pick<BenchContext, 'db' | 'service' | 'authorization'>,
   path: string,
   pieces: Iterable<string>,
   requestId: string,
-  idempotencyKey?: string,
-): Promise<{ ms: number; rssMb: number; cpu: CpuShare | undefined; events: number }> {
+  options: { idempotencyKey?: string; onCreated?: () => Promise<Then> } = {},
+): Promise<{ ms: number; rssMb: number; cpu: CpuShare | undefined; events: number; then: Then | undefined }> {
+  const { idempotencyKey, onCreated } = options;
   const pid = ctx.service.process.pid;
   const sampling = sampleRss(pid, 50);
   const cpuWatch = watchCpu(pid);
@@ -94,7 +96,8 @@ export async function postNdjson(
   const cpu = cpuWatch.stop();
   if (answer.status !== 201)
     throw new Error(`NDJSON POST ${path} answered ${answer.status}: ${answer.body.slice(0, 500)}`);
-  return { ms, rssMb, cpu, events: await outboxEventsOf(ctx.db.pool, requestId) };
+  const then = await onCreated?.();
+  return { ms, rssMb, cpu, events: await outboxEventsOf(ctx.db.pool, requestId), then };
 }
 
 async function postImport(
@@ -104,7 +107,7 @@ async function postImport(
   requestId: string,
   idempotencyKey?: string,
 ): Promise<ImportRun> {
-  return { count, ...(await postNdjson(ctx, '/v1/products', ndjsonPieces(prefix, count), requestId, idempotencyKey)) };
+  return { count, ...(await postNdjson(ctx, '/v1/products', ndjsonPieces(prefix, count), requestId, { idempotencyKey })) };
 }
 
 /** Runs `statement` (a COPY FROM STDIN) with `rows` in one transaction; answers the milliseconds it took. */

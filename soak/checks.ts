@@ -89,3 +89,15 @@ export async function endChecks(
     ),
   ];
 }
+
+/** Issue 37: every Product the read-your-writes probe was answered 201 for is stored. */
+export async function readYourWritesStored(pool: pg.Pool, skus: readonly string[]): Promise<CheckResult> {
+  const { rows } = await pool.query<{ sku: string }>('SELECT sku FROM product WHERE sku = ANY($1)', [skus]);
+  const stored = new Set(rows.map((row) => row.sku));
+  const lost = skus.filter((sku) => !stored.has(sku)).map((sku) => `Product ${sku}: answered 201, not stored`);
+  return result(
+    'acknowledged creates stored',
+    lost.slice(0, 20),
+    `${count(skus.length)} Products the read-your-writes probe created (201), each stored`,
+  );
+}

@@ -38,10 +38,17 @@ export interface SoakCluster {
   /** Where the load goes: the round-robin proxy in front of every instance. */
   readonly url: string;
   readonly size: number;
+  /** Each instance's own address, without the proxy: the one running now in each slot. */
+  instanceUrls(): string[];
   /** Ends instance `index` with the signal and starts a new one on the same port; answers how the old one ended. */
   replace(index: number, signal: 'SIGKILL' | 'SIGTERM'): Promise<Exit>;
   /** Whether every instance is UP on /actuator/health and answers an authenticated read with 200. */
   allAnswer(): Promise<boolean>;
+  /**
+   * Issue 37: `db_reads_total` by pool, summed over the instances running now (a replaced instance's count is
+   * gone with it): how many reads the replicas served.
+   */
+  readsByPool(): Promise<Record<string, number>>;
   /** Stops the proxy and every instance (SIGTERM); answers how each ended. */
   stop(): Promise<Exit[]>;
   /** SIGKILL for every instance still running, when the runner itself is exiting. */
@@ -92,6 +99,7 @@ export async function startSoakCluster(options: {
   return {
     url: proxy.url,
     size: current.length,
+    instanceUrls: () => current.map((service) => service.baseUrl),
     async replace(index, signal) {
       const old = current[index]!;
       old.child.kill(signal);
@@ -110,6 +118,19 @@ export async function startSoakCluster(options: {
     },
     async allAnswer() {
       return (await Promise.all(current.map(answers))).every(Boolean);
+    },
+    async readsByPool() {
+      const reads: Record<string, number> = {};
+      for (const service of current) {
+        const response = await fetch(`${service.baseUrl}/actuator/prometheus`, {
+          headers: { authorization: options.authorization },
+          signal: AbortSignal.timeout(PROBE_LIMIT_MS * 5),
+        });
+        for (const match of (await response.text()).matchAll(/^db_reads_total\{pool="(\w+)"\} (\d+)$/gm)) {
+          reads[match[1]!] = (reads[match[1]!] ?? 0) + Number(match[2]);
+        }
+      }
+      return reads;
     },
     async stop() {
       await proxy.close();

@@ -9,14 +9,17 @@ export interface SoakConfig {
    * `direct`: the instances on PostgreSQL itself. `pgbouncer` (issue 17): through a PgBouncer in transaction mode
    * with DATABASE_POOL_MODE=transaction, migrations and LISTEN on the direct URL. `pgbouncer-replica`: the same in
    * front of a PostgreSQL 15 primary, and reads on its streaming replica (DATABASE_READ_URL), which is stopped too.
+   * Issue 37 (D41), with events relayed to RabbitMQ: `failover`: a PostgreSQL 15 primary with a synchronous replica
+   * behind a TCP forwarder; the primary is killed, the replica promoted and the forwarder moved. `replicas`: reads on
+   * two replicas behind a round-robin TCP balancer, one of them paused now and then.
    */
   readonly topology: SoakTopology;
   /** Whether every setting is the default: only such a run rewrites soak/results.json and RELIABILITY.md. */
   readonly full: boolean;
 }
 
-export type SoakTopology = 'direct' | 'pgbouncer' | 'pgbouncer-replica';
-const TOPOLOGIES: readonly SoakTopology[] = ['direct', 'pgbouncer', 'pgbouncer-replica'];
+export type SoakTopology = 'direct' | 'pgbouncer' | 'pgbouncer-replica' | 'failover' | 'replicas';
+const TOPOLOGIES: readonly SoakTopology[] = ['direct', 'pgbouncer', 'pgbouncer-replica', 'failover', 'replicas'];
 
 export const SOAK_DEFAULTS = { minutes: 10, connections: 50, faultIntervalSeconds: 60 } as const;
 

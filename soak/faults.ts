@@ -1,6 +1,7 @@
 import { sleep } from '../test/reliability/harness.js';
 import { waitUntilAllAnswer, type SoakCluster } from './cluster.js';
-import type { ShutdownMode, SoakDatabase } from './database.js';
+import type { SoakTopology } from './config.js';
+import type { FailoverSoakDatabase, ReplicasSoakDatabase, RestartableDatabase, ShutdownMode } from './database.js';
 import { clock, describeExit, nonZero } from './format.js';
 import { ERROR_CLASSES, type ErrorCounts, type SoakTally } from './tally.js';
 
@@ -8,7 +9,9 @@ import { ERROR_CLASSES, type ErrorCounts, type SoakTally } from './tally.js';
 type Fault =
   | { readonly kind: string; readonly shutdown: ShutdownMode }
   | { readonly kind: string; readonly signal: 'SIGKILL' | 'SIGTERM' }
-  | { readonly kind: string; readonly replica: 'stop' };
+  | { readonly kind: string; readonly replica: 'stop' }
+  | { readonly kind: string; readonly replica: 'failover' }
+  | { readonly kind: string; readonly replica: 'pause' };
 const ROTATION: readonly Fault[] = [
   { kind: 'database restart, fast shutdown', shutdown: 'fast' },
   { kind: 'instance SIGKILL', signal: 'SIGKILL' },
@@ -18,6 +21,19 @@ const ROTATION: readonly Fault[] = [
 /** With a read replica (issue 17), it is crashed too, between the rounds of the others. */
 const REPLICA_FAULT: Fault = { kind: 'read replica crash (immediate shutdown)', replica: 'stop' };
 
+/**
+ * Issue 37 (D41): the failover topology's primary killed and its synchronous replica promoted, and one of several
+ * replicas behind a balancer paused, each taking turns with an instance SIGKILL.
+ */
+const FAILOVER_ROTATION: readonly Fault[] = [
+  { kind: 'primary SIGKILL, replica promoted, address moved', replica: 'failover' },
+  { kind: 'instance SIGKILL', signal: 'SIGKILL' },
+];
+const REPLICAS_ROTATION: readonly Fault[] = [
+  { kind: 'one replica behind the balancer paused', replica: 'pause' },
+  { kind: 'instance SIGKILL', signal: 'SIGKILL' },
+];
+
 /** The read replica, for the topology that has one. */
 export interface SoakReplica {
   stopReplica(): Promise<void>;
@@ -26,6 +42,10 @@ export interface SoakReplica {
 
 /** How long PostgreSQL stays down: long enough that every instance notices and answers 503 for a while. */
 const DATABASE_DOWN_MS = 5000;
+/** Longer than DATABASE_READ_MAX_LAG_MS (5 s): the paused replica's connections must be left out for a while. */
+const REPLICA_PAUSE_MS = 20_000;
+/** How long after the move the soak waits for the first acknowledged write before calling it missing. */
+const FIRST_WRITE_LIMIT_MS = 60_000;
 /** Beyond this without every instance answering, the service has not recovered on its own. */
 const RECOVERY_LIMIT_MS = 120_000;
 
@@ -43,6 +63,12 @@ export interface FaultRecord {
   readonly recoverySeconds: number | null;
   /** Failed requests from the fault until recovery. */
   readonly errorsDuring: ErrorCounts;
+  /** A failover's timings (issue 37): ms from the primary's SIGKILL; null when no write was acknowledged. */
+  readonly failover?: {
+    readonly movedAfterMs: number;
+    readonly firstWriteAfterKillMs: number | null;
+    readonly newStandbySeconds: number;
+  };
   /** Why injecting the fault itself failed. */
   readonly failure?: string;
 }
@@ -57,22 +83,42 @@ export interface FaultSchedule {
 
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 
+/** When the first write acknowledged at or after `since` arrived, searching from index `from`. */
+async function firstWriteAfter(times: readonly number[], from: number, since: number): Promise<number | undefined> {
+  for (const deadline = since + FIRST_WRITE_LIMIT_MS; Date.now() < deadline; await sleep(50)) {
+    const found = times.slice(from).find((time) => time >= since);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * One fault every interval (the first one interval into the run) until the run's last interval, each followed by
  * waiting until every instance answers again. A fault is logged when it starts and when it has recovered.
  */
 export function scheduleFaults(options: {
-  database: SoakDatabase;
+  topology: SoakTopology;
+  /** What the topology's faults act on besides the instances. */
+  database?: RestartableDatabase;
+  replica?: SoakReplica;
+  failover?: FailoverSoakDatabase;
+  replicas?: ReplicasSoakDatabase;
   cluster: SoakCluster;
   tally: SoakTally;
   startedAt: number;
   intervalSeconds: number;
   durationSeconds: number;
   log: (line: string) => void;
-  replica?: SoakReplica;
 }): FaultSchedule {
   const { database, cluster, tally, startedAt, replica } = options;
-  const rotation = replica ? [...ROTATION, REPLICA_FAULT] : ROTATION;
+  const rotation =
+    options.topology === 'failover'
+      ? FAILOVER_ROTATION
+      : options.topology === 'replicas'
+        ? REPLICAS_ROTATION
+        : replica
+          ? [...ROTATION, REPLICA_FAULT]
+          : ROTATION;
   const records: FaultRecord[] = [];
   let stopped = false;
   let instanceFaults = 0;
@@ -85,21 +131,46 @@ export function scheduleFaults(options: {
     const started = Date.now();
     const atSeconds = seconds(started - startedAt);
     const instance = 'signal' in fault ? instanceFaults++ % cluster.size : undefined;
-    const target = instance !== undefined ? `instance ${instance + 1}` : 'replica' in fault ? 'replica' : 'PostgreSQL';
+    const target =
+      instance !== undefined
+        ? `instance ${instance + 1}`
+        : 'replica' in fault && fault.replica !== 'failover'
+          ? 'replica'
+          : 'PostgreSQL';
     inProgress = `#${number} ${kind} (${target}) at ${clock(atSeconds)}, in progress`;
     options.log(`fault #${number}: ${kind} (${target})`);
     let detail = '';
     let downSeconds = 0;
     let recoverySeconds: number | null = null;
     let failure: string | undefined;
+    let failover: FaultRecord['failover'];
     try {
       if ('shutdown' in fault) {
-        await database.stop(fault.shutdown);
+        await database!.stop(fault.shutdown);
         const stoppedAfter = Date.now() - started;
         await sleep(DATABASE_DOWN_MS);
         const startedAgain = Date.now();
-        await database.start();
+        await database!.start();
         detail = `stopped in ${seconds(stoppedAfter)} s, down ${seconds(DATABASE_DOWN_MS)} s, started in ${seconds(Date.now() - startedAgain)} s`;
+      } else if ('replica' in fault && fault.replica === 'failover') {
+        const writesBefore = tally.writesAcknowledgedAt.length;
+        const times = await options.failover!.failover(DATABASE_DOWN_MS);
+        const firstWrite = await firstWriteAfter(tally.writesAcknowledgedAt, writesBefore, times.movedAt);
+        failover = {
+          movedAfterMs: times.movedAt - times.killedAt,
+          firstWriteAfterKillMs: firstWrite === undefined ? null : firstWrite - times.killedAt,
+          newStandbySeconds: seconds(times.standbyMs),
+        };
+        const write =
+          firstWrite === undefined
+            ? `no write acknowledged within ${FIRST_WRITE_LIMIT_MS / 1000} s of the move`
+            : `first write acknowledged ${firstWrite - times.killedAt} ms after the kill (${firstWrite - times.movedAt} after the move)`;
+        detail =
+          `address moved ${seconds(times.movedAt - times.killedAt)} s after the kill; ${write}; ` +
+          `next synchronous standby streaming after ${seconds(times.standbyMs)} s`;
+      } else if ('replica' in fault && fault.replica === 'pause') {
+        await options.replicas!.pauseReplica(REPLICA_PAUSE_MS);
+        detail = `replay paused ${seconds(REPLICA_PAUSE_MS)} s on 1 of ${options.replicas!.replicas} replicas, then resumed`;
       } else if ('replica' in fault) {
         await replica!.stopReplica();
         await sleep(DATABASE_DOWN_MS);
@@ -126,7 +197,7 @@ export function scheduleFaults(options: {
         : `recovered after ${recoverySeconds} s`;
     options.log(`fault #${number} ${kind}: ${detail}; ${outcome}; errors meanwhile: ${nonZero(errorsDuring)}`);
     inProgress = undefined;
-    return { number, kind, target, atSeconds, detail, downSeconds, recoverySeconds, errorsDuring, failure };
+    return { number, kind, target, atSeconds, detail, downSeconds, recoverySeconds, errorsDuring, failover, failure };
   };
 
   const run = (async () => {

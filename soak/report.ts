@@ -8,6 +8,7 @@ import type { FaultRecord } from './faults.js';
 import { clock, count, nonZero } from './format.js';
 import { ERROR_CLASSES, FAULT_EFFECTS, type ErrorCounts, type Sample } from './tally.js';
 import { HANG_SECONDS, type TrafficResult } from './traffic.js';
+import type { ReadYourWritesTally } from './read-your-writes.js';
 
 export interface SoakReport {
   readonly startedAt: string;
@@ -18,6 +19,7 @@ export interface SoakReport {
   /** Whether the instances reached PostgreSQL directly or through PgBouncer (issue 17). */
   readonly topology: SoakTopology;
   readonly machine: MachineInfo;
+  readonly loadAverageAtEnd: number;
   readonly traffic: TrafficResult & { readonly answered: number };
   readonly statusesByKind: Record<string, Record<string, number>>;
   readonly errors: ErrorCounts;
@@ -31,6 +33,12 @@ export interface SoakReport {
   /** Error-level lines of every instance's log, by message. */
   readonly serviceErrorLines: Record<string, number>;
   readonly unexpectedAnswers: readonly Sample[];
+  /** The `replicas` topology: connections the balancer handed to each replica. */
+  readonly replicaConnections?: readonly number[];
+  /** The `replicas` topology: db_reads_total by pool of the instances running at the end. */
+  readonly readsByPool?: Record<string, number>;
+  /** Issue 37: the write-then-read probe beside the load. */
+  readonly readYourWrites: ReadYourWritesTally;
   /** Why the run failed; empty when it passed. */
   readonly failures: readonly string[];
 }
@@ -174,8 +182,14 @@ export function summaryLines(report: SoakReport): string[] {
     ...report.faults.map(
       (fault) =>
         `fault #${fault.number} ${fault.kind} (${fault.target}): ` +
-        (fault.recoverySeconds === null ? 'NOT RECOVERED' : `all answering after ${fault.recoverySeconds} s`),
+        (fault.recoverySeconds === null ? 'NOT RECOVERED' : `all answering after ${fault.recoverySeconds} s`) +
+        ` (${fault.failure ?? fault.detail})`,
     ),
+    `read-your-writes probe: ${count(report.readYourWrites.created.length)} created, ` +
+      `${count(report.readYourWrites.relabelled)} relabelled; 404 on the writing instance ` +
+      `${report.readYourWrites.ownReads404}, on another ${report.readYourWrites.otherReads404}; older label on the ` +
+      `writing instance ${report.readYourWrites.ownStale}, on another ${report.readYourWrites.otherStale}`,
+    `load average ${report.machine.loadAverageAtStart.toFixed(1)} at the start, ${report.loadAverageAtEnd.toFixed(1)} at the end`,
     ...report.checks.map((check) => `${check.passed ? 'holds ' : 'BROKEN'} ${check.check}: ${check.summary}`),
     ...report.failures.map((failure) => `FAILURE: ${failure}`),
   ];
@@ -201,4 +215,21 @@ export function failuresOf(
     if (exit !== 'exited with code 0') failures.push(`instance ${index + 1} did not stop cleanly: ${exit}`);
   }
   return failures;
+}
+
+/** Issue 37 (D41): a resource never disappears, and the writing instance never reads back older data. */
+export function readYourWritesFailures(tally: ReadYourWritesTally): string[] {
+  const failures: string[] = [];
+  if (tally.ownReads404 > 0)
+    failures.push(`${count(tally.ownReads404)} × 404 reading a Product on the instance that wrote it`);
+  if (tally.otherReads404 > 0)
+    failures.push(`${count(tally.otherReads404)} × 404 reading a Product on another instance`);
+  if (tally.ownStale > 0) failures.push(`${count(tally.ownStale)} × older label read on the instance that wrote it`);
+  const unexpected = Object.entries(tally.statuses).flatMap(([stepName, statuses]) =>
+    Object.keys(statuses)
+      .map(Number)
+      .filter((status) => ![200, 201, 404, 502, 503].includes(status))
+      .map((status) => `${count(statuses[status]!)} × ${status} at ${stepName} (read-your-writes probe)`),
+  );
+  return [...failures, ...unexpected];
 }

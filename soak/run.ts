@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,18 +6,28 @@ import pg from 'pg';
 import { describeMachine } from '../bench/machine.js';
 import { installCleanupHandlers, onCleanup, onStopping, runToExit } from '../bench/processes.js';
 import { step } from '../bench/progress.js';
+import { BROKER_URL } from '../test/support/broker.js';
+import { consumeExchange, deleteExchange, type EventConsumer } from '../test/support/event-consumer.js';
 import { startPgBouncer } from '../test/support/pgbouncer.js';
 import { PROJECT_ROOT } from '../test/support/service-process.js';
 import { bearer, signToken } from '../test/support/tokens.js';
 import { sleep } from '../test/reliability/harness.js';
-import { endChecks, mixedProductTotals } from './checks.js';
+import { endChecks, mixedProductTotals, readYourWritesStored } from './checks.js';
 import { startSoakCluster, waitUntilAllAnswer } from './cluster.js';
 import { loadSoakConfig } from './config.js';
-import { startReplicatedSoakDatabase, startSoakDatabase } from './database.js';
+import {
+  startFailoverSoakDatabase,
+  startReplicasSoakDatabase,
+  startReplicatedSoakDatabase,
+  startSoakDatabase,
+  type SoakDatabase,
+} from './database.js';
+import { eventChecks, lastEventSeq } from './events.js';
 import { scheduleFaults } from './faults.js';
 import { clock, count, describeExit, nonZero } from './format.js';
 import {
   failuresOf,
+  readYourWritesFailures,
   soakSection,
   summaryLines,
   writeReliabilitySection,
@@ -27,8 +38,13 @@ import { ERROR_CLASSES, soakTally, type ErrorCounts } from './tally.js';
 import { startTraffic } from './traffic.js';
 import { mixedRequests } from '../bench/scenario-6-mixed.js';
 import { PROBE_PATH, READ_PRODUCTS, seedSoakStock } from './workload.js';
+import { startReadYourWrites } from './read-your-writes.js';
 
 const INSTANCES = 3;
+/** The `replicas` topology's replicas behind the balancer (issue 37). */
+const REPLICAS = 2;
+/** Concurrent write-then-read loops of the read-your-writes probe, beside the load. */
+const READ_YOUR_WRITES_LOOPS = 2;
 /** Server connections of the PgBouncer topology, for 3 × (DB_POOL_MAX 10 + 3) client connections. */
 const PGBOUNCER_SERVER_CONNECTIONS = 10;
 /**
@@ -68,12 +84,24 @@ async function main(): Promise<number> {
       (config.full ? '' : ' (not the default settings: RELIABILITY.md and soak/results.json stay as they are)'),
   );
 
+  const failover = config.topology === 'failover' ? await startFailoverSoakDatabase() : undefined;
+  const replicas = config.topology === 'replicas' ? await startReplicasSoakDatabase(REPLICAS) : undefined;
   const replicated = config.topology === 'pgbouncer-replica' ? await startReplicatedSoakDatabase() : undefined;
-  const database = replicated ?? (await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log')));
-  const databaseKind = replicated ? 'a PostgreSQL 15 primary and its streaming replica' : 'embedded PostgreSQL';
+  const restartable =
+    failover || replicas
+      ? undefined
+      : (replicated ?? (await startSoakDatabase(path.join(SCRATCH_DIR, 'postgres.log'))));
+  const database: SoakDatabase = failover ?? replicas ?? restartable!;
+  const databaseKind = failover
+    ? 'a PostgreSQL 15 primary and its synchronous replica behind a TCP forwarder'
+    : replicas
+      ? `a PostgreSQL 15 primary and ${REPLICAS} streaming replicas behind a round-robin TCP balancer`
+      : replicated
+        ? 'a PostgreSQL 15 primary and its streaming replica'
+        : 'embedded PostgreSQL';
   onCleanup(databaseKind, () => database.remove(), database.removeAtExit);
   let serviceDatabase = { databaseUrl: database.url, environment: {} as Record<string, string> };
-  if (config.topology !== 'direct') {
+  if (config.topology.startsWith('pgbouncer')) {
     const bouncer = await startPgBouncer({
       serverUrl: database.url,
       poolSize: PGBOUNCER_SERVER_CONNECTIONS,
@@ -90,6 +118,22 @@ async function main(): Promise<number> {
       },
     };
     step(`PgBouncer (transaction mode, ${PGBOUNCER_SERVER_CONNECTIONS} server connections) on port ${bouncer.port}`);
+  }
+  // Issue 37: the failover and replica topologies relay their events to RabbitMQ, where the soak counts them.
+  let events: { consumer: EventConsumer; fromSeq: string } | undefined;
+  if (failover || replicas) {
+    const exchange = `inventory-soak-${randomUUID()}`;
+    const consumer = await consumeExchange(exchange, { declareExchange: true });
+    onCleanup('event consumer', async () => {
+      await consumer.close();
+      await deleteExchange(exchange);
+    });
+    events = { consumer, fromSeq: '0' };
+    serviceDatabase.environment = {
+      AMQP_URL: BROKER_URL,
+      AMQP_EXCHANGE: exchange,
+      ...(replicas && { DATABASE_READ_URL: replicas.readUrl }),
+    };
   }
   step(`${databaseKind} ${database.serverVersion} up; starting ${INSTANCES} instances on it…`);
   const authorization = bearer(signToken({ sub: 'soak' }, { expiresIn: durationSeconds + 3600 }));
@@ -110,6 +154,7 @@ async function main(): Promise<number> {
   const seedPool = openPool(database.url);
   const unitKeys = await seedSoakStock(seedPool);
   const seededTotals = await mixedProductTotals(seedPool);
+  if (events) events.fromSeq = await lastEventSeq(seedPool);
   await seedPool.end();
 
   const startedAt = Date.now();
@@ -126,8 +171,16 @@ async function main(): Promise<number> {
     tally,
   });
   onStopping(() => traffic.stop());
+  const readYourWrites = startReadYourWrites({
+    urls: () => cluster.instanceUrls(),
+    authorization,
+    loops: READ_YOUR_WRITES_LOOPS,
+  });
   const faults = scheduleFaults({
-    database,
+    topology: config.topology,
+    database: restartable,
+    failover,
+    replicas,
     cluster,
     tally,
     startedAt,
@@ -137,19 +190,30 @@ async function main(): Promise<number> {
     replica: replicated,
   });
   const progress = setInterval(
-    () => log(`${count(tally.answered())} answers, errors: ${nonZero(tally.errors)}; last fault: ${faults.latest()}`),
+    () =>
+      log(
+        `${count(tally.answered())} answers, errors: ${nonZero(tally.errors)}; last fault: ${faults.latest()}; ` +
+          `load ${(os.loadavg()[0] ?? 0).toFixed(1)}`,
+      ),
     PROGRESS_EVERY_MS,
   );
   const trafficResult = await traffic.finished.finally(() => clearInterval(progress));
   await faults.finish();
+  await readYourWrites.stop();
+  const loadAverageAtEnd = os.loadavg()[0] ?? 0;
 
   log('load finished; waiting until every instance answers, then checking the database…');
   const finalRecovery = await waitUntilAllAnswer(cluster, FINAL_RECOVERY_LIMIT_MS);
   // Requests cut off by the end of the run may still be finishing on the server.
   await sleep(1000);
   const checkPool = openPool(database.url);
-  const checks = await endChecks(checkPool, tally, seededTotals);
+  const checks = [
+    ...(await endChecks(checkPool, tally, seededTotals)),
+    await readYourWritesStored(checkPool, readYourWrites.tally.created),
+    ...(events ? await eventChecks(checkPool, events.consumer, events.fromSeq) : []),
+  ];
   await checkPool.end();
+  const readsByPool = replicas ? await cluster.readsByPool().catch(() => undefined) : undefined;
   const finalExits = (await cluster.stop()).map(describeExit);
   const logs = await cluster.writeLogs(SCRATCH_DIR);
   await database.remove();
@@ -160,7 +224,10 @@ async function main(): Promise<number> {
       serviceErrorLines[message] = (serviceErrorLines[message] ?? 0) + n;
     }
   }
-  const failures = failuresOf(tally.errors, faults.records, checks, finalExits);
+  const failures = [
+    ...failuresOf(tally.errors, faults.records, checks, finalExits),
+    ...readYourWritesFailures(readYourWrites.tally),
+  ];
   if (finalRecovery === undefined) failures.push('the instances did not all answer after the load');
   const report: SoakReport = {
     startedAt: new Date(startedAt).toISOString(),
@@ -169,7 +236,12 @@ async function main(): Promise<number> {
     faultIntervalSeconds: config.faultIntervalSeconds,
     instances: INSTANCES,
     topology: config.topology,
-    machine: describeMachine(database.serverVersion, replicated ? 'server' : 'embedded', loadAverageAtStart),
+    machine: describeMachine(
+      database.serverVersion,
+      config.topology === 'direct' || config.topology === 'pgbouncer' ? 'embedded' : 'server',
+      loadAverageAtStart,
+    ),
+    loadAverageAtEnd,
     traffic: { ...trafficResult, answered: tally.answered() },
     statusesByKind: tally.statusesByKind,
     errors: tally.errors,
@@ -183,6 +255,9 @@ async function main(): Promise<number> {
     finalExits,
     serviceErrorLines,
     unexpectedAnswers: tally.samples,
+    readYourWrites: readYourWrites.tally,
+    replicaConnections: replicas?.readConnections,
+    readsByPool,
     failures,
   };
 

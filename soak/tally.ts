@@ -50,6 +50,8 @@ export interface SoakTally {
   readonly samples: Sample[];
   /** Request ids of the moves answered 204: each must have left its ledger rows. */
   readonly acknowledgedMoves: string[];
+  /** When each move answered 204 and each allocation answered 200 arrived (Date.now()), in arrival order. */
+  readonly writesAcknowledgedAt: number[];
   /** What the allocations answered 200 reserved, by reservation id. */
   readonly allocations: AllocationTally;
   answered(): number;
@@ -75,6 +77,7 @@ export function soakTally(startedAt: number): SoakTally {
   const connectionErrorCodes: Record<string, number> = {};
   const samples: Sample[] = [];
   const acknowledgedMoves: string[] = [];
+  const writesAcknowledgedAt: number[] = [];
   const allocations = allocationTally();
   let answered = 0;
   return {
@@ -83,6 +86,7 @@ export function soakTally(startedAt: number): SoakTally {
     connectionErrorCodes,
     samples,
     acknowledgedMoves,
+    writesAcknowledgedAt,
     allocations,
     recordAnswer(answer) {
       answered++;
@@ -90,6 +94,9 @@ export function soakTally(startedAt: number): SoakTally {
       counts[answer.status] = (counts[answer.status] ?? 0) + 1;
       if (answer.kind === 'allocate') allocations.record(answer.status, answer.body);
       if (answer.kind === 'move' && answer.status === 204) acknowledgedMoves.push(answer.requestId);
+      if ((answer.kind === 'move' && answer.status === 204) || (answer.kind === 'allocate' && answer.status === 200)) {
+        writesAcknowledgedAt.push(Date.now());
+      }
       const error = classify(answer);
       if (error === undefined) return;
       errors[error]++;

@@ -15,6 +15,7 @@ import { addOperatorRoutes, buildApiDocument } from './http/operator-routes.js';
 import { checkHost } from './http/host.js';
 import { compress } from './http/compress.js';
 import { cors } from './http/cors.js';
+import { inSequence } from './http/in-sequence.js';
 import { PUBLIC_BASE_URL } from './http/links.js';
 import { literalBrokenEscapes } from './http/path-escapes.js';
 import { requestContext } from './http/request-context.js';
@@ -139,20 +140,22 @@ export function createApp({
 
   // First, so that everything after it, the access log among it, runs within the request's span.
   if (config.tracing) app.use(serverSpans(routeOf));
-  app.use(requestContext(logger));
-  if (readReplica) app.use(fenceWrites(readReplica));
-  app.use(literalBrokenEscapes);
-  app.use(metrics.observeRequests);
-  app.use((_req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
-  });
-  app.use(cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)));
   app.use(
-    checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
+    inSequence(
+      requestContext(logger),
+      ...(readReplica ? [fenceWrites(readReplica)] : []),
+      literalBrokenEscapes,
+      metrics.observeRequests,
+      (_req, res, next) => {
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        next();
+      },
+      cors(config.corsAllowedOrigins, (path) => routes.allowedMethods(path)),
+      checkHost({ allowedHosts: config.allowedHosts, publicBaseUrl: config.publicBaseUrl, listenHost: config.host }),
+      compress(config.compressionLevel),
+      authenticate(identity, isPublic),
+    ),
   );
-  app.use(compress(config.compressionLevel));
-  app.use(authenticate(identity, isPublic));
 
   addIndexRoutes(routes);
   for (const addFeatureRoutes of FEATURES)

@@ -29,9 +29,41 @@ function eventJson(event: StoredEvent): string {
 
 /**
  * Every `sku` of the resource, at any depth: a Product's own, a unit's `product.sku`, a load unit's products, a
- * reservation's. Read once per event, so a filter is a set lookup.
+ * reservation's. Read once per event, so a filter is a set lookup. Without a backslash in the text every `"` opens
+ * or closes a string, so `"sku"` followed by `:` is that key and a `"` after it opens its value, which ends at the
+ * next `"`. Found by search: a parse with a reviver took about 100 µs a unit's event on the loaded bench machine
+ * against 4.5 µs, and a `sku=` stream behind the 1,010,000 events of a 1,000,000-unit intake held the event loop
+ * for seconds at a time (issue 33). Text with escapes takes the parse.
  */
 function skusOf(resource: string): Set<string> {
+  if (resource.includes('\\')) return parsedSkusOf(resource);
+  const skus = new Set<string>();
+  for (let at = resource.indexOf('"sku"'); at >= 0; at = resource.indexOf('"sku"', at)) {
+    let next = skipSpace(resource, at + 5);
+    if (resource[next] !== ':') {
+      at = next;
+      continue;
+    }
+    next = skipSpace(resource, next + 1);
+    if (resource[next] !== '"') {
+      at = next;
+      continue;
+    }
+    const end = resource.indexOf('"', next + 1);
+    if (end < 0) break;
+    skus.add(resource.slice(next + 1, end));
+    at = end + 1;
+  }
+  return skus;
+}
+
+function skipSpace(text: string, from: number): number {
+  let at = from;
+  while (at < text.length && ' \t\n\r'.includes(text[at]!)) at++;
+  return at;
+}
+
+function parsedSkusOf(resource: string): Set<string> {
   const skus = new Set<string>();
   try {
     // The reviver sees every value once, innermost first; keeping none of them frees the tree as it goes.

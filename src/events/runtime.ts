@@ -50,10 +50,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined>
   return Promise.race([promise.catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-// Numbering, publishing and the backlog health reports run on connections of their own: queued behind requests in
-// the request pool, an event would wait for the load to pass before it reached the feed or the broker, and a
-// health check would wait for it too.
+// Numbering and publishing run on connections of their own: queued behind requests in the request pool, an event
+// would wait for the load to pass before it reached the feed or the broker.
 const BACKGROUND_CONNECTIONS = 2;
+// Longer than any probe or scrape interval, so the backlog's connection stays open between them.
+const HEALTH_IDLE_MS = 60_000;
 
 /** A small pool beside the requests' one, to the same database with the same settings. */
 function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
@@ -67,6 +68,24 @@ function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
     client.on('error', (error) => logger.warn({ err: error }, 'events connection failed while in use'));
   });
   return background;
+}
+
+/**
+ * The backlog's one connection (issue 37): on the events pool it waited behind numbering runs, which hold a
+ * connection each for as long as a run of 5,000 takes while a bulk load is numbered.
+ */
+function backlogPool(pool: pg.Pool): pg.Pool {
+  const own = new pg.Pool({
+    ...(pool.options as pg.PoolConfig),
+    max: 1,
+    connectionTimeoutMillis: HEALTH_QUERY_TIMEOUT_MS,
+    query_timeout: HEALTH_QUERY_TIMEOUT_MS,
+    idleTimeoutMillis: HEALTH_IDLE_MS,
+    application_name: 'inventory-service-health',
+  });
+  // A lost idle connection is what the next reading finds out; health then reports no backlog.
+  own.on('error', () => undefined);
+  return own;
 }
 
 /**
@@ -89,6 +108,14 @@ export function startEvents(
     ? new EventRelay(pool, { url: amqpUrl, exchange }, signal, logger, (count) => publishedTotal?.inc(count))
     : undefined;
 
+  const backlogConnection = backlogPool(requestPool);
+  // Health and both gauges share one reading at a time: a flood of probes and a scrape cost one statement.
+  let reading: Promise<Backlog | undefined> | undefined;
+  const readBacklog = (): Promise<Backlog | undefined> =>
+    (reading ??= withTimeout(backlogOf(backlogConnection, exchange), HEALTH_QUERY_TIMEOUT_MS).finally(() => {
+      reading = undefined;
+    }));
+
   let pruning = false;
   const prune = (): void => {
     if (pruning) return;
@@ -110,7 +137,7 @@ export function startEvents(
     signal,
     async health() {
       if (!relay) return undefined;
-      const backlog = await withTimeout(backlogOf(pool, exchange), HEALTH_QUERY_TIMEOUT_MS);
+      const backlog = await readBacklog();
       const broker = relay.brokerState;
       return {
         status: broker === 'connected' ? 'UP' : 'DOWN',
@@ -131,12 +158,6 @@ export function startEvents(
         help: 'Events this instance published to the broker and the broker confirmed',
         registers: [registry],
       });
-      // A scrape collects both gauges at once: they share one query.
-      let reading: Promise<Backlog | undefined> | undefined;
-      const readBacklog = (): Promise<Backlog | undefined> =>
-        (reading ??= withTimeout(backlogOf(pool, exchange), HEALTH_QUERY_TIMEOUT_MS).finally(() => {
-          reading = undefined;
-        }));
       new client.Gauge({
         name: 'inventory_events_outbox_backlog',
         help: 'Events committed but not yet published to the broker (all instances)',
@@ -162,7 +183,7 @@ export function startEvents(
     async stop() {
       clearInterval(pruneTimer);
       await Promise.all([sequencer.stop(), listener.stop(), relay?.stop()]);
-      await pool.end();
+      await Promise.all([pool.end(), backlogConnection.end()]);
     },
   };
 }

@@ -1,7 +1,8 @@
 import compression from 'compression';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants } from 'node:zlib';
 import type { RequestHandler } from 'express';
+import { EVENT_STREAM } from './media-types.js';
 
 /** D33: smaller answers are sent as they are; below a packet or two, compressing saves nothing worth its CPU. */
 const THRESHOLD_BYTES = 1024;
@@ -27,8 +28,12 @@ function withoutBrotli(acceptEncoding: string): string {
  */
 const EVENT_STREAM_ZLIB = { windowBits: 12, memLevel: 5, flush: constants.Z_SYNC_FLUSH } as const;
 
+function namesEventStream(req: IncomingMessage): boolean {
+  return req.headers.accept?.toLowerCase().includes(EVENT_STREAM) === true;
+}
+
 function isEventStream(res: ServerResponse): boolean {
-  return String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream');
+  return String(res.getHeader('Content-Type') ?? '').startsWith(EVENT_STREAM);
 }
 
 /**
@@ -51,7 +56,12 @@ export function compress(level: number): RequestHandler {
   });
   return (req, res, next) => {
     const acceptEncoding = req.headers['accept-encoding'];
-    if (acceptEncoding !== undefined) req.headers['accept-encoding'] = withoutBrotli(acceptEncoding);
+    if (acceptEncoding !== undefined && /br/i.test(acceptEncoding))
+      req.headers['accept-encoding'] = withoutBrotli(acceptEncoding);
+    // Each compressor wraps the response (four closures, a listener, writeHead) on every request, so the event
+    // stream's is added only where an event stream can be answered: its type is chosen only when Accept names it
+    // (D33).
+    if (!namesEventStream(req)) return gzip(req, res, next);
     gzip(req, res, (error?: unknown) => (error ? next(error) : gzipStream(req, res, next)));
   };
 }

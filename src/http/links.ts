@@ -40,9 +40,10 @@ export function linksSchema(names: readonly string[]) {
   return z.object(Object.fromEntries(names.map((name) => [name, linkSchema]))).strict();
 }
 
-/** A function that turns a path into an absolute href for this request. */
+/** A function that turns a path into an absolute href for this request; the base is worked out once for all links. */
 export function hrefOf(req: Request): (path: string) => string {
-  return (path) => href(req, path);
+  const base = baseUrl(req);
+  return (path) => `${base}${path}`;
 }
 
 /**

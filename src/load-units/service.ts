@@ -1,6 +1,8 @@
 import { asUuid } from '../db/keys.js';
 import type { Queryable, Tx } from '../db/tx.js';
 import { appendEvents } from '../events/outbox.js';
+import type { ApiError } from '../http/api-error.js';
+import { transportUnitBkMissing } from '../master-data/messages.js';
 import { registerTransportUnit, requireTransportUnit } from '../master-data/service.js';
 import { renderedUnitEvents } from '../packaging-units/events.js';
 import { selectUnitsInLoadUnit } from '../packaging-units/sql.js';
@@ -88,20 +90,37 @@ export async function obtainLoadUnit(
   return (await findOrCreateLoadUnit(tx, target)).loadUnit;
 }
 
+/**
+ * Why a missing LoadUnit at that position may not be created on the spot, in the order findOrCreateLoadUnit
+ * checks: a blank position, then a missing type (400 loadUnitTypeMissing), then the TransportUnit's blank key;
+ * undefined when it may.
+ */
+export function creationRefusal(target: {
+  transportUnitBK: string;
+  position: string;
+  loadUnitType?: string;
+}): ApiError | undefined {
+  const { transportUnitBK, position, loadUnitType } = target;
+  if (isBlank(position)) return loadUnitErrors.positionBlank();
+  if (loadUnitType === undefined || isBlank(loadUnitType)) {
+    return loadUnitErrors.loadUnitTypeMissing(position, transportUnitBK);
+  }
+  if (isBlank(transportUnitBK)) return transportUnitBkMissing();
+  return undefined;
+}
+
 /** obtainLoadUnit, telling whether this transaction created the LoadUnit (its event is then `lu.event.created`). */
 export async function findOrCreateLoadUnit(
   tx: Tx,
   target: { transportUnitBK: string; position: string; loadUnitType?: string },
 ): Promise<{ loadUnit: LoadUnitRow; created: boolean }> {
-  const { transportUnitBK, position, loadUnitType } = target;
+  const { transportUnitBK, position } = target;
   const existing = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
   if (existing) return { loadUnit: existing, created: false };
-  if (isBlank(position)) throw loadUnitErrors.positionBlank();
-  if (loadUnitType === undefined || isBlank(loadUnitType)) {
-    throw loadUnitErrors.loadUnitTypeMissing(position, transportUnitBK);
-  }
+  const refusal = creationRefusal(target);
+  if (refusal) throw refusal;
   const transportUnit = await registerTransportUnit(tx, transportUnitBK);
-  const inserted = await sql.insertLoadUnits(tx, transportUnit.id, [position], loadUnitType);
+  const inserted = await sql.insertLoadUnits(tx, transportUnit.id, [position], target.loadUnitType!);
   const loadUnit = await sql.lockLoadUnitAtPosition(tx, transportUnitBK, position);
   if (!loadUnit) throw new Error(`LoadUnit ${transportUnitBK}/${position} neither inserted nor found`);
   return { loadUnit, created: inserted.length > 0 };

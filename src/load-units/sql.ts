@@ -33,7 +33,8 @@ export interface ProductSummaryRow {
 // bigint columns arrive as strings unless a type parser is installed; Number() reads both.
 type Id = string | number;
 
-interface RawLoadUnit {
+/** A LoadUnit as its columns arrive. */
+export interface RawLoadUnit {
   id: Id;
   p_key: string;
   transport_unit_id: Id;
@@ -48,7 +49,7 @@ interface RawLoadUnit {
   create_dt: Date;
 }
 
-function toLoadUnit(raw: RawLoadUnit): LoadUnitRow {
+export function toLoadUnit(raw: RawLoadUnit): LoadUnitRow {
   return {
     id: Number(raw.id),
     pKey: raw.p_key,
@@ -202,24 +203,21 @@ export async function carriesOtherProduct(db: Queryable, loadUnitId: number, pro
   return result.rows[0]?.carries ?? false;
 }
 
-export async function selectProductSummaries(db: Queryable, ids: readonly number[]): Promise<ProductSummaryRow[]> {
-  const result = await db.query<{
-    id: Id;
-    p_key: string;
-    sku: string;
-    label: string | null;
-    base_unit_magnitude: string;
-    base_unit_code: string;
-    description: string | null;
-    availability_state: string;
-    ol: number;
-  }>(
-    `SELECT id, p_key, sku, label, base_unit_magnitude::text AS base_unit_magnitude, base_unit_code, description,
-            availability_state, ol
-       FROM product WHERE id = ANY($1::bigint[])`,
-    [ids],
-  );
-  return result.rows.map((raw) => ({
+/** The columns of a ProductSummaryRow, as they arrive. */
+export interface RawProductSummary {
+  id: Id;
+  p_key: string;
+  sku: string;
+  label: string | null;
+  base_unit_magnitude: string;
+  base_unit_code: string;
+  description: string | null;
+  availability_state: string;
+  ol: number;
+}
+
+export function toProductSummary(raw: RawProductSummary): ProductSummaryRow {
+  return {
     id: Number(raw.id),
     pKey: raw.p_key,
     sku: raw.sku,
@@ -229,5 +227,15 @@ export async function selectProductSummaries(db: Queryable, ids: readonly number
     description: raw.description,
     availabilityState: raw.availability_state,
     ol: raw.ol,
-  }));
+  };
+}
+
+export async function selectProductSummaries(db: Queryable, ids: readonly number[]): Promise<ProductSummaryRow[]> {
+  const result = await db.query<RawProductSummary>(
+    `SELECT id, p_key, sku, label, base_unit_magnitude::text AS base_unit_magnitude, base_unit_code, description,
+            availability_state, ol
+       FROM product WHERE id = ANY($1::bigint[])`,
+    [ids],
+  );
+  return result.rows.map(toProductSummary);
 }

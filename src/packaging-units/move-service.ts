@@ -1,7 +1,7 @@
 import { asUuid } from '../db/keys.js';
 import type { Tx } from '../db/tx.js';
 import { ApiError, notFound, validationError } from '../http/api-error.js';
-import { LoadUnitMessageKeys } from '../load-units/messages.js';
+import { LoadUnitMessageKeys, loadUnitErrors } from '../load-units/messages.js';
 import {
   appendMovementsAndEvents,
   type Actor,
@@ -12,13 +12,13 @@ import {
 import type { NewEvent } from '../events/outbox.js';
 import {
   admitProduct,
+  creationRefusal,
   findLoadUnitByPKey,
-  findOrCreateLoadUnit,
   requireLoadUnitAt,
   type LoadUnitRow,
 } from '../load-units/service.js';
 import type { LocationRow } from '../master-data/location-sql.js';
-import { requireLocation } from '../master-data/service.js';
+import { findLocationsByIds, requireLocation } from '../master-data/service.js';
 import { requireProductKind, requireProductReference, requireProductReferences } from '../products/service.js';
 import { expireDueOfProducts } from '../reservations/service.js';
 import { Dec } from '../units/decimal.js';
@@ -31,10 +31,10 @@ import type {
   MoveUnitInput,
 } from './move-schemas.js';
 import { selectUnitByPKey, selectUnitsByIds, type PackagingUnitRow } from './sql.js';
+import { lockPickTargetLoadUnit } from './pick-sql.js';
 import {
   reduceAndSplit,
   lockUnitIdByPKey,
-  lockUnitsByIds,
   lockUnitsOfProductInLoadUnit,
   lockUnitsOfProductOnLocation,
   updateUnitHolder,
@@ -138,23 +138,27 @@ async function moveWhole(
   { changes, entries }: MoveContext,
 ): Promise<void> {
   if (units.length === 0) return;
-  await updateUnitHolder(
-    tx,
-    units.map((unit) => unit.id),
-    holder,
+  const moved = new Map(
+    (
+      await updateUnitHolder(
+        tx,
+        units.map((unit) => unit.id),
+        holder,
+      )
+    ).map((row) => [row.id, row]),
   );
   for (const unit of units) {
-    changes.unit('pu.event.moved', unit.id);
+    changes.unit('pu.event.moved', unit.id, moved.get(unit.id));
     const state = { qty: base(quantityOf(unit)), reserved: unit.reservedBase };
     entries.push(movement(kind, unit, state, state, places));
   }
 }
 
+const inPlace = (): ApiError => validationError([{ path: 'target', message: 'is where the stock already is' }]);
+
 /** D21: moving to where the stock already is is no move. */
 function refuseMoveInPlace(units: readonly PackagingUnitRow[], target: Target): void {
-  if (units.some((unit) => isAt(unit, target))) {
-    throw validationError([{ path: 'target', message: 'is where the stock already is' }]);
-  }
+  if (units.some((unit) => isAt(unit, target))) throw inPlace();
 }
 
 /** D17: the target LoadUnit takes the Product, or refuses it. */
@@ -213,12 +217,40 @@ async function moveUnits(
 export type PickTarget = { transportUnitBK: string; luPos: string; loadUnitType?: string } | { locationId: string };
 
 /**
- * D32: moves `amount` of what reservation `reservationId` holds on the locked `unit` to the target, split as D21
- * splits, the moved amount staying reserved (on the new unit, or on the unit when it moves whole: all of it is
- * the reservation's). Ledger rows PICK, the units' events, then `pickedEvents(arrived pKey)`, and the reservation's
+ * D32 into a LoadUnit: locks it (created on the spot when its type is given, D15), then the unit, and admits the
+ * unit's Product (D17), in one round trip; notes the LoadUnit's event. Answers the target and the unit as locked.
+ */
+async function lockLoadUnitTarget(
+  tx: Tx,
+  reference: { transportUnitBK: string; luPos: string; loadUnitType?: string },
+  unitId: number,
+  { changes, mixedAllowed }: MoveContext,
+): Promise<{ target: Target; unit: PackagingUnitRow }> {
+  const { transportUnitBK, luPos: position, loadUnitType } = reference;
+  const refusal = creationRefusal({ transportUnitBK, position, loadUnitType });
+  const found = await lockPickTargetLoadUnit(
+    tx,
+    { transportUnitBK, position, newLoadUnitType: refusal ? null : loadUnitType! },
+    unitId,
+    mixedAllowed,
+  );
+  if (!found) throw refusal ?? new Error(`LoadUnit ${transportUnitBK}/${position} neither found nor created`);
+  const unit = found.unit ?? (await lockedUnits(tx, [unitId]))[0]!;
+  if (found.refusal === 'in-place') throw inPlace();
+  if (found.refusal === 'assigned') throw loadUnitErrors.alreadyAssigned(found.loadUnit.pKey, unit.sku);
+  const now = { loadUnit: found.loadUnit, product: found.product };
+  if (found.created) changes.loadUnit('lu.event.created', found.loadUnit.id, now);
+  if (found.assigned) changes.loadUnit('lu.event.changed', found.loadUnit.id, now);
+  return { target: { loadUnit: found.loadUnit, place: { transportUnitBK, loadUnitPosition: position } }, unit };
+}
+
+/**
+ * D32: moves `amount` of what reservation `reservationId` holds on the `unit` to the target, split as D21 splits,
+ * the moved amount staying reserved (on the new unit, or on the unit when it moves whole: all of it is the
+ * reservation's). Ledger rows PICK, the units' events, then `pickedEvents(arrived pKey)`, and the reservation's
  * parts as `pickedParts` changes them (split: the unit arrived is a new one), in one statement. Returns the unit at
- * the target. The caller has locked the reservation first; the unit is locked here, after the target LoadUnit, in
- * the order every move takes them, unless `unitLocked` (the caller has, for a target Location).
+ * the target. The caller has locked the reservation first; for a target Location, whose row takes no lock, the
+ * unit too; a target LoadUnit is locked here, before the unit, in the order every move takes them.
  */
 export async function pickReserved(
   tx: Tx,
@@ -228,34 +260,29 @@ export async function pickReserved(
   reservationId: string,
   actor: Actor,
   mixedAllowed: boolean,
-  unitLocked: boolean,
   pickedEvents: (arrivedPKey: string) => NewEvent[],
   pickedParts: (arrived: PackagingUnitRow, split: boolean) => AlsoWritten,
 ): Promise<PackagingUnitRow> {
   const context = moveContext(actor, mixedAllowed);
   let target: Target;
+  let unit: PackagingUnitRow;
   if ('locationId' in targetRef) {
     target = await locationTarget(tx, targetRef);
+    unit = (await lockedUnits(tx, [unitId]))[0]!;
+    refuseMoveInPlace([unit], target);
   } else {
-    const { loadUnit, created } = await findOrCreateLoadUnit(tx, {
-      transportUnitBK: targetRef.transportUnitBK,
-      position: targetRef.luPos,
-      loadUnitType: targetRef.loadUnitType,
-    });
-    if (created) context.changes.loadUnit('lu.event.created', loadUnit.id);
-    target = { loadUnit, place: { transportUnitBK: targetRef.transportUnitBK, loadUnitPosition: targetRef.luPos } };
+    ({ target, unit } = await lockLoadUnitTarget(tx, targetRef, unitId, context));
   }
-  if (!unitLocked) await lockUnitsByIds(tx, [unitId]);
-  const unit = (await lockedUnits(tx, [unitId]))[0]!;
-  refuseMoveInPlace([unit], target);
-  await admitInto(tx, target, unit, context);
-  const places = { from: placeOf(unit, await locationIdsOf(tx, [unit])), to: target.place, reservationId };
+  // The Locations the events render are read once: the source's (a unit lying loose) here, the target's is known.
+  const known = await findLocationsByIds(tx, unit.locationId === null ? [] : [unit.locationId]);
+  if ('location' in target) known.set(target.location.id, target.location);
+  const locationIds = new Map([...known].map(([id, location]) => [id, location.locationId]));
+  const places = { from: placeOf(unit, locationIds), to: target.place, reservationId };
   const whole = amount.inSmallestUnit().eq(unit.qtyBase);
   const arrivedId = whole
     ? (await moveWhole(tx, [unit], holderOf(target), 'PICK', places, context), unit.id)
     : await splitOff(tx, unit, amount, base(amount), holderOf(target), 'PICK', places, context);
-  // The arrived unit is one of those the events are rendered from: one read for both; a target Location is known.
-  const known = 'location' in target ? new Map([[target.location.id, target.location]]) : undefined;
+  // The arrived unit is one of those the events are rendered from, as the statement that moved it answered it.
   const { events, units } = await context.changes.eventsAndUnits(tx, known);
   const arrived = units.get(arrivedId)!;
   await appendMovementsAndEvents(

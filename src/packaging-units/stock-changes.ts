@@ -1,6 +1,11 @@
 import type { Queryable } from '../db/tx.js';
 import type { NewEvent } from '../events/outbox.js';
-import { loadUnitEvents, type LoadUnitChange, type LoadUnitEventType } from '../load-units/events.js';
+import {
+  loadUnitEvents,
+  type AnsweredLoadUnit,
+  type LoadUnitChange,
+  type LoadUnitEventType,
+} from '../load-units/events.js';
 import { unitEventsAndRows, type UnitChange, type UnitEventType } from './events.js';
 import type { LocationRow } from '../master-data/location-sql.js';
 import type { PackagingUnitRow } from './sql.js';
@@ -24,8 +29,13 @@ export class StockChanges {
   private readonly units = new Map<number, UnitChange>();
   /** Units as the statement that changed them answered them, not read again while no later change is noted. */
   private readonly current = new Map<number, PackagingUnitRow>();
+  /** LoadUnits as the statement that changed them answered them, likewise. */
+  private readonly currentLoadUnits = new Map<number, AnsweredLoadUnit>();
 
-  loadUnit(type: LoadUnitEventType, id: number): this {
+  /** A changed LoadUnit; `now`: it as the changing statement answered it (its event then reads nothing). */
+  loadUnit(type: LoadUnitEventType, id: number, now?: AnsweredLoadUnit): this {
+    if (now) this.currentLoadUnits.set(id, now);
+    else this.currentLoadUnits.delete(id);
     const known = this.loadUnits.get(id);
     if (!known || LOAD_UNIT_WEIGHT[type] > LOAD_UNIT_WEIGHT[known.type]) this.loadUnits.set(id, { type, id });
     return this;
@@ -55,7 +65,7 @@ export class StockChanges {
     db: Queryable,
     known?: ReadonlyMap<number, LocationRow>,
   ): Promise<{ events: NewEvent[]; units: ReadonlyMap<number, PackagingUnitRow> }> {
-    const loadUnitChanges = await loadUnitEvents(db, [...this.loadUnits.values()]);
+    const loadUnitChanges = await loadUnitEvents(db, [...this.loadUnits.values()], this.currentLoadUnits);
     const { events, units } = await unitEventsAndRows(db, [...this.units.values()], known, this.current);
     return { events: [...loadUnitChanges, ...events], units };
   }

@@ -282,15 +282,26 @@ export async function reduceAndSplit(
   };
 }
 
+/** Moves the units to the holder; answers them as the statement left them, so their events need no further read. */
 export async function updateUnitHolder(
   tx: Tx,
   ids: readonly number[],
   holder: { loadUnitId: number | null; locationId: number | null },
-): Promise<void> {
-  await tx.query({
+): Promise<PackagingUnitRow[]> {
+  const result = await tx.query<PackagingUnitRow>({
     name: 'update-unit-holder',
-    text: `UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
-      WHERE id = ANY($1::bigint[])`,
+    text: `WITH moved AS (
+             UPDATE packaging_unit SET load_unit_id = $2, location_id = $3, ol = ol + 1, last_modified_dt = now()
+              WHERE id = ANY($1::bigint[])
+          RETURNING *
+           )
+           SELECT ${UNIT_COLUMNS}
+             FROM moved pu
+             JOIN product p ON p.id = pu.product_id
+             LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
+             LEFT JOIN transport_unit tu ON tu.id = lu.transport_unit_id
+            ORDER BY pu.id`,
     values: [ids, holder.loadUnitId, holder.locationId],
   });
+  return result.rows;
 }

@@ -73,7 +73,6 @@ export async function pickReservation(
     reservation.reservationId,
     actor,
     mixedAllowed,
-    toLocation,
     picked,
     (arrived, split) => pickedParts(part, amount.toString(), split ? arrived : undefined, actor),
   );

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { givenReservation, pcOf } from '../reservations/reservation-api.js';
 import { useTestApp } from '../support/app.js';
-import { allocate, call, expectStatus, givenLocation, type AllocationElement } from '../support/stock-api.js';
+import {
+  allocate,
+  call,
+  expectStatus,
+  givenDivided,
+  givenLocation,
+  givenTransportUnitOn,
+  unique,
+  type AllocationElement,
+} from '../support/stock-api.js';
 
 /**
  * Issue 38: the statements an allocation and a pick send inside their transaction, BEGIN and COMMIT not counted,
@@ -74,6 +83,69 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
       'units-by-ids',
       'reduce-and-insert-split',
       'append-split-pick',
+    ]);
+  });
+
+  it('picks a whole unit onto a Location in five statements', async () => {
+    const given = await givenReservation(ctx, [3, 10], 3);
+    const target = await givenLocation(ctx.app);
+    sent = [];
+
+    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
+      pKey: given.units[0]!.pKey,
+      qty: pcOf(3),
+      target: { locationId: target.locationId },
+    });
+
+    expectStatus(response, 201, 'pick');
+    expect(insideTransaction()).toEqual([
+      'lock-reservation-and-parts',
+      'SELECT l.id, l.p_key, l.location_id, l.erp_code, l.location_',
+      'units-by-ids',
+      'update-unit-holder',
+      'append-whole-pick',
+    ]);
+  });
+
+  it('picks part of a unit into a LoadUnit created on the spot in four statements', async () => {
+    const given = await givenReservation(ctx, [3, 10], 3);
+    sent = [];
+
+    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
+      pKey: given.units[0]!.pKey,
+      qty: pcOf(1),
+      target: { transportUnitBK: unique('TU'), luPos: '1', loadUnitType: 'CRATE' },
+    });
+
+    expectStatus(response, 201, 'pick');
+    expect(insideTransaction()).toEqual([
+      'lock-reservation-and-parts',
+      // the target LoadUnit, created with its TransportUnit, then the unit, locked and read; the Product admitted
+      'lock-pick-target-load-unit',
+      'reduce-and-insert-split',
+      'append-split-pick',
+    ]);
+  });
+
+  it('picks a whole unit into an existing LoadUnit in four statements', async () => {
+    const given = await givenReservation(ctx, [3, 10], 3);
+    const { locationId } = await givenLocation(ctx.app);
+    const target = await givenTransportUnitOn(ctx.app, locationId);
+    await givenDivided(ctx.app, target, 2);
+    sent = [];
+
+    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
+      pKey: given.units[0]!.pKey,
+      qty: pcOf(3),
+      target: { transportUnitBK: target, luPos: '2' },
+    });
+
+    expectStatus(response, 201, 'pick');
+    expect(insideTransaction()).toEqual([
+      'lock-reservation-and-parts',
+      'lock-pick-target-load-unit',
+      'update-unit-holder',
+      'append-whole-pick',
     ]);
   });
 });

@@ -75,6 +75,49 @@ async function reservedOf(pKey: string): Promise<string | undefined> {
   return rows[0]?.reserved;
 }
 
+function moveOutOfLoadUnit(bk: string, sku: string, magnitude: number, locationId: string) {
+  return call(ctx.app, 'put', `/v1/transport-units/${bk}/load-units/1/packaging-units`).send({
+    product: { sku },
+    quantity: pcOf(magnitude),
+    actualLocation: { locationId },
+  });
+}
+
+/** The Product's units as stored: in a LoadUnit or on a Location, their quantity and reserved amount. */
+async function quantitiesOf(sku: string): Promise<{ where: string; magnitude: string; reserved: string }[]> {
+  const { rows } = await ctx.db.pool.query<{ where: string; magnitude: string; reserved: string }>(
+    `SELECT CASE WHEN u.load_unit_id IS NULL THEN 'location' ELSE 'load unit' END AS where,
+            u.qty_base::text AS magnitude, u.reserved_base::text AS reserved
+       FROM packaging_unit u JOIN product p ON p.id = u.product_id
+      WHERE p.sku = $1 ORDER BY 1`,
+    [sku],
+  );
+  return rows;
+}
+
+/** A unit of 5 PC of which a live reservation holds 3, moved whole (with its reservation) onto a Location. */
+async function givenPartlyReservedUnitOnLocation(): Promise<{
+  sku: string;
+  reservationId: string;
+  locationId: string;
+}> {
+  const given = await givenReservation(ctx, [5], 3, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+  const { locationId } = await givenLocation(ctx.app);
+  const moved = await call(ctx.app, 'put', `/v1/packaging-units/${given.units[0]!.pKey}`).send({
+    actualLocation: { locationId },
+  });
+  expect(moved.status).toBe(200);
+  return { sku: given.sku, reservationId: given.reservationId, locationId };
+}
+
+function removeFromLocation(sku: string, magnitude: number, locationId: string) {
+  return call(ctx.app, 'delete', '/v1/packaging-units').send({
+    product: { sku },
+    actualLocation: { locationId },
+    quantity: pcOf(magnitude),
+  });
+}
+
 describe('a writer meeting a reservation past its expiry that the expiry work has not ended yet', () => {
   it('moves all of a unit by quantity (PUT /v1/packaging-units/{pKey}): 200, the reservation expired once', async () => {
     const due = await givenDueReservationOfOneUnit();
@@ -104,6 +147,57 @@ describe('a writer meeting a reservation past its expiry that the expiry work ha
     expect(moved.status).toBe(204);
     expect(await reservedOf(due.pKey)).toBe('0');
     await expectEndedOnceAsExpired(due.reservationId);
+  });
+
+  it('moves 4 PC of a unit of 5 of which a due reservation holds 3: 204, the reservation expired once', async () => {
+    const given = await givenReservation(ctx, [5], 3, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    await makeDue(given.reservationId);
+    const target = await givenLocation(ctx.app);
+
+    const moved = await moveOutOfLoadUnit(given.bk, given.sku, 4, target.locationId);
+
+    expect(moved.status).toBe(204);
+    expect(await quantitiesOf(given.sku)).toEqual([
+      { where: 'load unit', magnitude: '1', reserved: '0' },
+      { where: 'location', magnitude: '4', reserved: '0' },
+    ]);
+    await expectEndedOnceAsExpired(given.reservationId);
+  });
+
+  it('moves only the 2 free PC when a live reservation holds 3 of the 5 (D21), the reservation untouched', async () => {
+    const given = await givenReservation(ctx, [5], 3, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const target = await givenLocation(ctx.app);
+
+    const moved = await moveOutOfLoadUnit(given.bk, given.sku, 4, target.locationId);
+
+    expect(moved.status).toBe(204);
+    expect(await quantitiesOf(given.sku)).toEqual([
+      { where: 'load unit', magnitude: '3', reserved: '3' },
+      { where: 'location', magnitude: '2', reserved: '0' },
+    ]);
+    expect(await endingOf(given.reservationId)).toEqual({ state: 'ACTIVE', ledger: 0, events: 0 });
+  });
+
+  it('removes 4 PC of 5 on a Location of which a due reservation holds 3: 204, 1 PC left, expired once', async () => {
+    const given = await givenPartlyReservedUnitOnLocation();
+    await makeDue(given.reservationId);
+
+    const removed = await removeFromLocation(given.sku, 4, given.locationId);
+
+    expect(removed.status).toBe(204);
+    expect(await quantitiesOf(given.sku)).toEqual([{ where: 'location', magnitude: '1', reserved: '0' }]);
+    await expectEndedOnceAsExpired(given.reservationId);
+  });
+
+  it('refuses to remove 4 PC of 5 on a Location of which a live reservation holds 3 (409), changing nothing', async () => {
+    const given = await givenPartlyReservedUnitOnLocation();
+
+    const removed = await removeFromLocation(given.sku, 4, given.locationId);
+
+    expect(removed.status).toBe(409);
+    expect(removed.body).toMatchObject({ messageKey: 'owms.wms.inv.pu.reserved' });
+    expect(await quantitiesOf(given.sku)).toEqual([{ where: 'location', magnitude: '5', reserved: '3' }]);
+    expect(await endingOf(given.reservationId)).toEqual({ state: 'ACTIVE', ledger: 0, events: 0 });
   });
 
   it('deletes the unit (DELETE /v1/packaging-units/{pKey}): 204, the reservation expired once', async () => {

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
-import { allocate, givenLocation, type AllocationElement } from '../support/stock-api.js';
+import { lockWaiter } from '../support/pg-activity.js';
+import {
+  allocate,
+  call,
+  expectStatus,
+  givenDivided,
+  givenLocation,
+  givenTransportUnitOn,
+  unique,
+  type AllocationElement,
+} from '../support/stock-api.js';
 import { allViolations, totalsOf } from '../support/stock-invariants.js';
-import { getReservation, givenReservation, pcOf, pick, storedUnit } from './reservation-api.js';
+import { eventsOf, getReservation, givenReservation, pcOf, pick, storedUnit } from './reservation-api.js';
 
 /** D32 under concurrency: picks never take more than a reservation holds, nor let allocation take picked goods. */
 const ctx = useTestApp();
@@ -49,5 +59,54 @@ describe('concurrent picks', () => {
       expect(await totalsOf(ctx.db.pool, given.sku)).toEqual({ qty: '20', reserved: '20', units: 2 });
     }
     expect(await allViolations(ctx.db.pool)).toEqual([]);
+  });
+
+  it('picks into a LoadUnit from where a move that committed while the pick waited for the unit put it', async () => {
+    const given = await givenReservation(ctx, [5], 5);
+    const unit = given.units[0]!;
+    const movedTo = await givenTransportUnitOn(ctx.app, (await givenLocation(ctx.app)).locationId);
+    await givenDivided(ctx.app, movedTo, 1);
+    const pickedTo = unique('TU');
+    const holder = await ctx.db.pool.connect();
+    let answers;
+    try {
+      // The unit held by the test: the move queues for it, then the pick behind the move, its target locked.
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM packaging_unit WHERE p_key = $1::uuid FOR UPDATE', [unit.pKey]);
+      const moved = call(ctx.app, 'put', `/v1/packaging-units/${unit.pKey}`)
+        .send({ loadUnit: { transportUnitBK: movedTo, physicalPosition: '1' } })
+        .then((response) => response);
+      const movePid = (await lockWaiter(ctx.db.pool, 'packaging_unit')).pid;
+      const picked = pick(ctx, given.reservationId, {
+        pKey: unit.pKey,
+        qty: pcOf(2),
+        target: { transportUnitBK: pickedTo, luPos: '1', loadUnitType: 'CRATE' },
+      }).then((response) => response);
+      await lockWaiter(ctx.db.pool, 'lock_pick_target_load_unit', [movePid]);
+      await holder.query('COMMIT');
+      answers = await Promise.all([moved, picked]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
+    const [moved, picked] = answers;
+
+    expectStatus(moved, 200, 'move');
+    expectStatus(picked, 201, 'pick');
+    const { rows } = await ctx.db.pool.query<{ from: unknown; to: unknown }>(
+      'SELECT from_ref AS "from", to_ref AS "to" FROM stock_movement WHERE request_id = $1 ORDER BY id',
+      [picked.headers['x-request-id']],
+    );
+    const path = {
+      from: { transportUnitBK: movedTo, loadUnitPosition: '1' },
+      to: { transportUnitBK: pickedTo, loadUnitPosition: '1' },
+    };
+    expect(rows).toEqual([path, path]);
+    const source = (await eventsOf(ctx, picked)).find((event) => event.key === unit.pKey);
+    expect(source?.resource).toEqual(
+      expect.objectContaining({
+        loadUnit: expect.objectContaining({ transportUnitBK: movedTo, physicalPosition: '1' }),
+      }),
+    );
   });
 });

@@ -39,6 +39,11 @@ export interface ReplicatedClusters {
   onPrimary<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   /** The replicas after the first (`startReplicatedClusters(n)` with n > 1), each streaming from the primary. */
   readonly moreReplicaUrls: readonly string[];
+  /**
+   * One more replica, a base backup of the server at `fromUrl` (the primary, or a promoted replica after a
+   * failover) streaming from it; stopped by destroy().
+   */
+  addReplica(fromUrl: string): Promise<{ url: string; dir: string }>;
   destroy(): Promise<void>;
 }
 
@@ -101,6 +106,7 @@ export async function startReplicatedClusters(replicas = 1): Promise<ReplicatedC
   const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
   const replicaUrl = `postgres://postgres@127.0.0.1:${replicaPort}/postgres`;
   const started: string[] = [];
+  let replicaCount = 1;
   const stop = async (dir: string, mode: 'fast' | 'immediate' = 'immediate'): Promise<void> => {
     await asPostgres('pg_ctl', ['-D', dir, '-m', mode, '-w', 'stop']).catch(() => undefined);
   };
@@ -138,21 +144,23 @@ export async function startReplicatedClusters(replicas = 1): Promise<ReplicatedC
       });
     };
     await startReplica();
-    const moreReplicaUrls: string[] = [];
-    for (let n = 2; n <= replicas; n++) {
-      const dir = path.join(base, `replica${n}`);
+    const addReplica = async (fromUrl: string): Promise<{ url: string; dir: string }> => {
+      const dir = path.join(base, `replica${++replicaCount}`);
       const port = await freePort();
       await asPostgres('pg_basebackup', [
-        ...['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'replicator'],
-        ...['-D', dir, '-R', '-X', 'stream', '--no-sync'],
+        ...['-h', '127.0.0.1', '-p', new URL(fromUrl).port, '-U', 'replicator'],
+        ...['-D', dir, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast'],
       ]);
       await appendFile(path.join(dir, 'postgresql.conf'), `port = ${port}\n`);
-      await asPostgres('pg_ctl', ['-D', dir, '-l', path.join(base, `replica${n}.log`), '-w', 'start']);
+      await asPostgres('pg_ctl', ['-D', dir, '-l', `${dir}.log`, '-w', 'start']);
       started.push(dir);
-      moreReplicaUrls.push(`postgres://postgres@127.0.0.1:${port}/postgres`);
-    }
+      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir };
+    };
+    const moreReplicaUrls: string[] = [];
+    for (let n = 2; n <= replicas; n++) moreReplicaUrls.push((await addReplica(primaryUrl)).url);
     return {
       moreReplicaUrls,
+      addReplica,
       primaryUrl,
       replicaUrl,
       primaryDir,

@@ -163,6 +163,31 @@ describeWithBroker('tracing (D36)', () => {
       );
     });
 
+    it('names each statement’s span by statement and database, as a child of the request’s server span', () => {
+      const server = inTrace().find((span) => span.kind === SPAN_KIND.server)!;
+      const insert = inTrace().find((span) =>
+        String(span.attributes['db.query.text']).includes('INSERT INTO event_outbox'),
+      );
+      expect(insert).toMatchObject({
+        name: expect.stringMatching(new RegExp(`^pg\\.query:\\S+ ${run!.database.name}$`)),
+        parentSpanId: server.spanId,
+        attributes: { 'db.system.name': 'postgresql', 'db.namespace': run!.database.name },
+      });
+    });
+
+    it('records each wait for a pooled connection as a client span of the request', () => {
+      const server = inTrace().find((span) => span.kind === SPAN_KIND.server)!;
+      const waits = inTrace().filter((span) => span.name === 'pg-pool.connect');
+      expect(waits.length).toBeGreaterThan(0);
+      for (const wait of waits) {
+        expect(wait).toMatchObject({
+          kind: SPAN_KIND.client,
+          parentSpanId: server.spanId,
+          attributes: { 'db.system.name': 'postgresql', 'db.namespace': run!.database.name },
+        });
+      }
+    });
+
     it('leaves the numbering of the request’s events, which runs for no request, out of its trace', () => {
       const statements = inTrace().map((span) => String(span.attributes['db.query.text'] ?? ''));
       expect(statements.filter((text) => text.includes('event_feed_state'))).toStrictEqual([]);
