@@ -1,16 +1,20 @@
-import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
 import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
 import { matches, type FeedFilter } from './feed-filter.js';
-import type { FeedEntry } from './feed-entry.js';
 import { readSizeFor, type FeedReader } from './feed-reader.js';
+import { StreamPulse } from './stream-pulse.js';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
 const RECONNECT_MS = 2000;
-/** The shortest time between two writes of one stream's events. */
-const BATCH_MS = 100;
+/**
+ * The shortest time between two writes of the streams while events keep coming; the first event after a quiet
+ * spell goes out at once. Each write of a stream is a zlib call and a socket write, what 1,000 streams cost the
+ * instance (scenario 18, bench/notes.md); D39 wants an event at its reader within 1 s of being numbered.
+ */
+const PULSE_MS = 250;
 /** How long a stream passes batches from the window before it lets the event loop take a turn. */
 const SLICE_MS = 10;
 /** How soon a quiet filtered stream tells its reader the position it has read the feed through. */
@@ -32,11 +36,6 @@ export interface StreamStart {
   /** The most events it takes from the feed at once. */
   readonly limit: number;
   readonly filter: FeedFilter;
-}
-
-/** One event as Server-Sent Events frame it: the cursor as its id, the type as its event name. */
-function frame(entry: FeedEntry): string {
-  return `id: ${entry.position}\nevent: ${entry.type}\ndata: ${entry.json}\n\n`;
 }
 
 /**
@@ -61,12 +60,15 @@ const LAST_WORDS: Partial<Record<string, string>> = {
  */
 export class EventStreams {
   private active = 0;
+  private readonly pulse: StreamPulse;
 
   constructor(
     private readonly settings: EventStreamSettings,
     private readonly reader: FeedReader,
     private readonly outgoing: OutgoingStreams,
-  ) {}
+  ) {
+    this.pulse = new StreamPulse(PULSE_MS, reader);
+  }
 
   get open(): number {
     return this.active;
@@ -114,6 +116,7 @@ export class EventStreams {
     res.setHeader('Cache-Control', 'no-cache');
     // Proxies that buffer answers (nginx) would hold the events back.
     res.setHeader('X-Accel-Buffering', 'no');
+    const nextPulse = this.pulse.follower(writer.ended);
     let cursor = after;
     let sentId = cursor;
     await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
@@ -122,51 +125,53 @@ export class EventStreams {
     let size = Math.min(limit, UNSIZED_READ);
     let sliceStarted = performance.now();
     while (!writer.ended.aborted) {
-      const { entries, expired } = await this.reader.entriesAfter(cursor, size, true);
+      const read = size;
+      const { entries, expired } = await this.reader.entriesAfter(cursor, read, true);
       if (expired) return;
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
         size = readSizeFor(entries, this.outgoing.readAheadBytes, limit);
-        let matched = false;
+        // One write and one zlib call per batch; each event's block is rendered once for all streams.
+        let batch = '';
+        let batchId = sentId;
         for (const entry of entries) {
           cursor = entry.position;
           if (!matches(filter, entry)) continue;
-          if (!(await writer.send(frame(entry)))) return;
-          matched = true;
-          sentId = cursor;
+          batch += entry.frame;
+          batchId = cursor;
         }
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
-        if (matched) {
+        if (batch !== '') {
+          if (!(await writer.send(batch))) return;
           writer.flush();
+          sentId = batchId;
           lastWrite = Date.now();
         }
-        // Taken from the window, the batches of a stream behind a bulk load's events would follow one another
-        // without letting a request in (issue 37); a turn after every batch, though, left a sku= stream 10 s behind
-        // the feed (issue 33). So the next batch waits for the event loop's turn once a slice is used up.
-        if (performance.now() - sliceStarted >= SLICE_MS) {
-          await nextTurn();
-          sliceStarted = performance.now();
+        // A full read: more events wait, in the window or the database. Taken from the window, the batches of a
+        // stream behind a bulk load's events would follow one another without letting a request in (issue 37); a
+        // turn after every batch, though, left a sku= stream 10 s behind the feed (issue 33). So the next batch
+        // waits for the event loop's turn once a slice is used up.
+        if (entries.length === read) {
+          if (performance.now() - sliceStarted >= SLICE_MS) {
+            await nextTurn();
+            sliceStarted = performance.now();
+          }
+          continue;
         }
-        continue;
+      } else {
+        // Quiet: the cursor a filtered reader has not been told yet goes out within POSITION_MS, else a heartbeat
+        // after heartbeatMs without a write, so proxies and browsers see the connection is alive.
+        const now = Date.now();
+        const due = lastWrite + (sentId === cursor ? this.settings.heartbeatMs : POSITION_MS);
+        if (now >= due) {
+          lastWrite = now;
+          if (!(await writer.send(sentId === cursor ? ': keep-alive\n\n' : position(cursor)))) return;
+          sentId = cursor;
+          writer.flush();
+        }
       }
-      // Quiet: the cursor a filtered reader has not been told yet goes out within POSITION_MS, else a heartbeat
-      // after heartbeatMs without a write, so proxies and browsers see the connection is alive.
-      const now = Date.now();
-      const due = lastWrite + (sentId === cursor ? this.settings.heartbeatMs : POSITION_MS);
-      if (now >= due) {
-        lastWrite = now;
-        if (!(await writer.send(sentId === cursor ? ': keep-alive\n\n' : position(cursor)))) return;
-        sentId = cursor;
-        writer.flush();
-        continue;
-      }
-      const quietFor = due - now;
-      await this.reader.waitBeyond(cursor, quietFor, writer.ended);
-      // Events that come one by one are written at most every BATCH_MS: a stream's write and flush, not each
-      // event's, is what a thousand open streams cost the instance.
-      const sinceWrite = Date.now() - lastWrite;
-      if (sinceWrite < BATCH_MS)
-        await delay(BATCH_MS - sinceWrite, undefined, { signal: writer.ended }).catch(() => {});
+      await nextPulse();
+      sliceStarted = performance.now();
     }
   }
 }

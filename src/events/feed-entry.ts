@@ -10,6 +10,11 @@ export interface FeedEntry {
   readonly json: string;
   /** Read from the resource when first asked, then kept. */
   readonly skus: ReadonlySet<string>;
+  /**
+   * The event as a Server-Sent Events block: its cursor as id, its type as event name, the JSON as data. Rendered
+   * when a stream first sends it, then shared by every stream that sends it.
+   */
+  readonly frame: string;
   readonly bytes: number;
 }
 
@@ -75,12 +80,16 @@ function parsedSkusOf(resource: string): Set<string> {
 export function feedEntry(event: StoredEvent): FeedEntry {
   const json = eventJson(event);
   let skus: Set<string> | undefined;
+  let frame: string | undefined;
   return {
     position: event.position,
     type: event.type,
     json,
     get skus() {
       return (skus ??= skusOf(event.resource));
+    },
+    get frame() {
+      return (frame ??= `id: ${event.position}\nevent: ${event.type}\ndata: ${json}\n\n`);
     },
     // Strings take up to two bytes a character in memory.
     bytes: json.length * 2,

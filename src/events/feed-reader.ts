@@ -119,6 +119,11 @@ export class FeedReader {
     });
   }
 
+  /** Calls `listener` whenever the reader holds newer events (the streams' one pulse listens). */
+  onAdvanced(listener: (through: number) => void): void {
+    this.advanced.on('advanced', listener);
+  }
+
   stop(): void {
     this.stopListening();
     this.reset();

@@ -109,12 +109,11 @@ export class StreamWriter {
   }
 
   /**
-   * Hands on what was gathered and what a compressed answer holds back: a batch of Server-Sent Events reaches the
-   * client at once.
+   * Hands on what was gathered: a batch of Server-Sent Events reaches the client at once (their compressor flushes
+   * every write it gets, src/http/compress.ts).
    */
   flush(): void {
     this.enqueue();
-    (this.res as Response & { flush?: () => void }).flush?.();
   }
 
   /** Waits until everything queued is handed to the response (or the stream ended): true when it was. */
