@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Request, Response } from 'express';
+import { GzipFrames, SharedDeflate } from '../http/gzip-frames.js';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
 import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
@@ -27,7 +28,12 @@ export interface EventStreamSettings {
   readonly maxConcurrent: number;
   /** A comment after this long without a write, so proxies and browsers see the connection is alive. */
   readonly heartbeatMs: number;
+  /** The gzip level of streams whose client accepts gzip (COMPRESSION_LEVEL). */
+  readonly compressionLevel: number;
 }
+
+/** What a stream writes, as its client takes it: text, or gzip frames around segments shared by all streams. */
+type Encode = (text: string) => string | Buffer;
 
 /** Where a stream starts and what it sends. */
 export interface StreamStart {
@@ -61,6 +67,7 @@ const LAST_WORDS: Partial<Record<string, string>> = {
 export class EventStreams {
   private active = 0;
   private readonly pulse: StreamPulse;
+  private readonly deflate: SharedDeflate;
 
   constructor(
     private readonly settings: EventStreamSettings,
@@ -68,6 +75,7 @@ export class EventStreams {
     private readonly outgoing: OutgoingStreams,
   ) {
     this.pulse = new StreamPulse(PULSE_MS, reader);
+    this.deflate = new SharedDeflate(settings.compressionLevel);
   }
 
   get open(): number {
@@ -90,36 +98,45 @@ export class EventStreams {
     this.active++;
     const writer = this.outgoing.open(req, res, 'events');
     const unfollow = this.reader.follow(from.after);
+    const gzip = req.acceptsEncodings('gzip', 'identity') === 'gzip' ? new GzipFrames(this.deflate) : undefined;
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (gzip) res.setHeader('Content-Encoding', 'gzip');
+    const encode: Encode = gzip ? (text) => gzip.frame(text) : (text) => text;
     try {
-      await this.write(res, writer, from);
+      await this.write(res, writer, encode, from);
     } catch (error) {
       // The status is sent: a failed page read can only end the stream, and the browser reconnects.
       req.log.warn({ err: error }, 'event stream ended: a page could not be read');
     } finally {
       unfollow();
       this.active--;
-      this.finish(res, writer);
+      this.finish(res, writer, encode, gzip);
     }
   }
 
-  private finish(res: Response, writer: StreamWriter): void {
+  private finish(res: Response, writer: StreamWriter, encode: Encode, gzip: GzipFrames | undefined): void {
     if (res.destroyed) return;
     const lastWords = LAST_WORDS[writer.endedBy ?? ''];
-    if (lastWords) res.write(lastWords);
+    if (lastWords) res.write(encode(lastWords));
+    if (gzip) res.write(gzip.end());
     res.end();
   }
 
-  private async write(res: Response, writer: StreamWriter, { after, limit, filter }: StreamStart): Promise<void> {
+  private async write(
+    res: Response,
+    writer: StreamWriter,
+    encode: Encode,
+    { after, limit, filter }: StreamStart,
+  ): Promise<void> {
     res.status(200);
     res.setHeader('Content-Type', `${EVENT_STREAM}; charset=utf-8`);
-    // Not no-transform: the compression middleware honours it too, and D39 compresses the stream.
     res.setHeader('Cache-Control', 'no-cache');
     // Proxies that buffer answers (nginx) would hold the events back.
     res.setHeader('X-Accel-Buffering', 'no');
     const nextPulse = this.pulse.follower(writer.ended);
     let cursor = after;
     let sentId = cursor;
-    await writer.send(`retry: ${RECONNECT_MS}\n${position(cursor)}`);
+    await writer.send(encode(`retry: ${RECONNECT_MS}\n${position(cursor)}`));
     writer.flush();
     let lastWrite = Date.now();
     let size = Math.min(limit, UNSIZED_READ);
@@ -131,7 +148,7 @@ export class EventStreams {
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
         size = readSizeFor(entries, this.outgoing.readAheadBytes, limit);
-        // One write and one zlib call per batch; each event's block is rendered once for all streams.
+        // One write per batch; each event's block is rendered once, and each batch compressed once, for all streams.
         let batch = '';
         let batchId = sentId;
         for (const entry of entries) {
@@ -142,7 +159,7 @@ export class EventStreams {
         }
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
         if (batch !== '') {
-          if (!(await writer.send(batch))) return;
+          if (!(await writer.send(encode(batch)))) return;
           writer.flush();
           sentId = batchId;
           lastWrite = Date.now();
@@ -165,7 +182,7 @@ export class EventStreams {
         const due = lastWrite + (sentId === cursor ? this.settings.heartbeatMs : POSITION_MS);
         if (now >= due) {
           lastWrite = now;
-          if (!(await writer.send(sentId === cursor ? ': keep-alive\n\n' : position(cursor)))) return;
+          if (!(await writer.send(encode(sentId === cursor ? ': keep-alive\n\n' : position(cursor))))) return;
           sentId = cursor;
           writer.flush();
         }

@@ -96,7 +96,11 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
       (page) => page.events.length > 0 || page.sequencedThrough >= Math.max(after ?? 0, events.signal.head),
     );
   const reader = new FeedReader(readPage, events.signal, logger);
-  const streams = new EventStreams(config.eventStreams, reader, outgoing);
+  const streams = new EventStreams(
+    { ...config.eventStreams, compressionLevel: config.compressionLevel },
+    reader,
+    outgoing,
+  );
   const pages = new FeedPageWriter(reader, outgoing);
 
   routes.add({

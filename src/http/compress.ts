@@ -1,6 +1,5 @@
 import compression from 'compression';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { constants } from 'node:zlib';
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { EVENT_STREAM } from './media-types.js';
 
@@ -19,36 +18,16 @@ function withoutBrotli(acceptEncoding: string): string {
     .join(',');
 }
 
-/**
- * D39: an event stream keeps its compressor for as long as it is open, a thousand of them at once. zlib's defaults
- * (a 32 KiB window, memLevel 8) allocate about 256 KB per stream; a 4 KiB window and memLevel 5 about 32 KB. A
- * batch of events is a few KB, flushed whole: 400 unit events flushed three at a time compressed to the same bytes
- * with both. Every write is a batch and is flushed with it (Z_SYNC_FLUSH): one zlib call per batch, where a write
- * and a res.flush() took two trips through the threadpool for each batch of each stream.
- */
-const EVENT_STREAM_ZLIB = { windowBits: 12, memLevel: 5, flush: constants.Z_SYNC_FLUSH } as const;
-
-function namesEventStream(req: IncomingMessage): boolean {
-  return req.headers.accept?.toLowerCase().includes(EVENT_STREAM) === true;
-}
-
 function isEventStream(res: ServerResponse): boolean {
   return String(res.getHeader('Content-Type') ?? '').startsWith(EVENT_STREAM);
 }
 
 /**
  * D33: gzip for answers over 1 KiB, streamed lists included: the list is compressed as its pages are written and
- * its back-pressure reaches the page reader, so nothing is held whole. D39: Server-Sent Events too (a stream has no
- * length, so the threshold never stops it), with a compressor of their own that flushes every write, so every
- * batch of events reaches the browser when it is written, not when a block fills.
+ * its back-pressure reaches the page reader, so nothing is held whole. Server-Sent Events are left to their stream,
+ * which compresses each batch once for all streams (D39, src/http/gzip-frames.ts).
  */
 export function compress(level: number): RequestHandler {
-  const gzipStream = compression({
-    threshold: THRESHOLD_BYTES,
-    level,
-    ...EVENT_STREAM_ZLIB,
-    filter: (_req, res) => isEventStream(res),
-  });
   const gzip = compression({
     threshold: THRESHOLD_BYTES,
     level,
@@ -58,10 +37,6 @@ export function compress(level: number): RequestHandler {
     const acceptEncoding = req.headers['accept-encoding'];
     if (acceptEncoding !== undefined && /br/i.test(acceptEncoding))
       req.headers['accept-encoding'] = withoutBrotli(acceptEncoding);
-    // Each compressor wraps the response (four closures, a listener, writeHead) on every request, so the event
-    // stream's is added only where an event stream can be answered: its type is chosen only when Accept names it
-    // (D33).
-    if (!namesEventStream(req)) return gzip(req, res, next);
-    gzip(req, res, (error?: unknown) => (error ? next(error) : gzipStream(req, res, next)));
+    gzip(req, res, next);
   };
 }

@@ -32,6 +32,10 @@ const CHUNK_BYTES = 64 * 1024;
  */
 const READ_AHEAD_PART = 4;
 
+function byteLength(text: string | Buffer): number {
+  return typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+}
+
 /** What the instance's streams hold unsent together (D39), counted by their writers. */
 export interface SharedBuffer {
   held: number;
@@ -49,7 +53,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export class StreamWriter {
   private gathered = '';
-  private readonly queue: string[] = [];
+  private readonly queue: (string | Buffer)[] = [];
   private queuedBytes = 0;
   private accepting = true;
   private stallTimer: NodeJS.Timeout | undefined;
@@ -88,11 +92,17 @@ export class StreamWriter {
   /**
    * Queues `text` and resolves once what waits is within `bufferBytes` again (within a chunk while the instance's
    * streams together hold more than `totalBufferBytes`): true, or false when the stream ended (the producer stops).
+   * Bytes (an encoded batch) go out as they are, after what was gathered before them.
    */
-  async send(text: string): Promise<boolean> {
+  async send(text: string | Buffer): Promise<boolean> {
     if (this.reason) return false;
-    this.gathered += text;
-    if (this.gathered.length >= CHUNK_BYTES) this.enqueue();
+    if (typeof text === 'string') {
+      this.gathered += text;
+      if (this.gathered.length >= CHUNK_BYTES) this.enqueue();
+    } else {
+      this.enqueue();
+      this.put(text);
+    }
     while (this.holdsTooMuch() && !this.reason) {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
@@ -109,8 +119,8 @@ export class StreamWriter {
   }
 
   /**
-   * Hands on what was gathered: a batch of Server-Sent Events reaches the client at once (their compressor flushes
-   * every write it gets, src/http/compress.ts).
+   * Hands on what was gathered: a batch of Server-Sent Events reaches the client at once (an event stream compresses
+   * each batch whole itself, src/http/gzip-frames.ts).
    */
   flush(): void {
     this.enqueue();
@@ -147,16 +157,21 @@ export class StreamWriter {
     if (this.gathered === '' || this.reason) return;
     const text = this.gathered;
     this.gathered = '';
+    this.put(text);
+  }
+
+  private put(text: string | Buffer): void {
+    if (this.reason) return;
     if (this.accepting && this.queue.length === 0) this.hand(text);
     else {
       this.queue.push(text);
-      const bytes = Buffer.byteLength(text);
+      const bytes = byteLength(text);
       this.queuedBytes += bytes;
       this.shared.held += bytes;
     }
   }
 
-  private hand(text: string): void {
+  private hand(text: string | Buffer): void {
     this.accepting = this.res.write(text);
     if (!this.accepting && !this.stallTimer) {
       this.stallTimer = setTimeout(() => this.end('stalled'), this.limits.stallTimeoutMs);
@@ -170,7 +185,7 @@ export class StreamWriter {
     this.accepting = true;
     while (this.accepting && this.queue.length > 0) {
       const text = this.queue.shift()!;
-      const bytes = Buffer.byteLength(text);
+      const bytes = byteLength(text);
       this.queuedBytes -= bytes;
       this.shared.held -= bytes;
       this.hand(text);
