@@ -33,6 +33,7 @@ import { stockAt } from './scenario-20-stock-at.js';
 import { massExpiry } from './scenario-21-mass-expiry.js';
 
 import { masterDataBulk } from './scenario-22-master-data-bulk.js';
+import { pickStock, picks } from './scenario-23-picks.js';
 
 import { streamsUnderLoad } from './scenario-18-streams-under-load.js';
 import { ScenarioSkipped } from './events.js';
@@ -66,6 +67,11 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   if (wants(config, 14)) await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
   if (wants(config, 4, 13, 21)) {
     const { products, shape } = allocationStock(config.allocationUnits);
+    await seedProducts(db.pool, shape.productPrefix, 1, products);
+    await seedStock(db.pool, shape);
+  }
+  if (wants(config, 23)) {
+    const { products, shape } = pickStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
   }
@@ -145,6 +151,7 @@ async function main(): Promise<number> {
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
     [13, () => tracingCost(ctx, allocationProducts)],
+    [23, () => picks(ctx)],
     [6, () => mixedWorkload(ctx, unitKeys)],
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],
