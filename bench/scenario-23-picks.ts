@@ -8,7 +8,7 @@ import { countStatements, statementNote } from './statements.js';
 import { ledgerViolations, reservationViolations, stockLevelViolations, stockTotals } from './stock-checks.js';
 
 // Prefixes of this scenario alone, so a full run's other scenarios never allocate, move or count its stock.
-export const PICK_PREFIX = 'PK';
+const PICK_PREFIX = 'PK';
 const PICK_TU_PREFIX = 'TPK';
 const TARGET_TU_PREFIX = 'PKT';
 /** A quarter of scenario 4's units: each is reserved whole and gives nine picks, more than a run takes. */
