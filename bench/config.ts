@@ -83,7 +83,11 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
     name: 'BENCH_BULK_RUNS',
     meaning: 'measured bulk requests (and raw inserts) in scenarios 3 and 9; the median counts',
   },
-  allocationUnits: { name: 'BENCH_ALLOCATION_UNITS', meaning: 'allocatable units of scenario 4 (100 per product)' },
+  allocationUnits: {
+    name: 'BENCH_ALLOCATION_UNITS',
+    meaning:
+      'allocatable units of scenario 4 (100 per product); a quarter of it, reserved whole, for the picks of scenario 23',
+  },
   streamProducts: {
     name: 'BENCH_STREAM_PRODUCTS',
     meaning: 'products in the table for the second stream of scenario 5',
@@ -105,7 +109,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
     meaning:
       'events, and ledger rows, scenario 17 writes to measure WAL and space, reported per 1,000,000 (scaled linearly)',
   },
-  duration: { name: 'BENCH_DURATION', meaning: 'seconds of each measured load run (scenarios 1, 2, 4 and pgbench)' },
+  duration: {
+    name: 'BENCH_DURATION',
+    meaning: 'seconds of each measured load run (scenarios 1, 2, 4, 23 and pgbench)',
+  },
   mixedDuration: { name: 'BENCH_MIXED_DURATION', meaning: 'seconds of the mixed workload (scenarios 6 and 8)' },
   relayDuration: {
     name: 'BENCH_RELAY_DURATION',
@@ -113,7 +120,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
   },
   warmup: { name: 'BENCH_WARMUP', meaning: 'seconds of unmeasured load before each measured run (0: none)' },
   connections: { name: 'BENCH_CONNECTIONS', meaning: 'autocannon connections (scenarios 1, 2, 6, 8)' },
-  allocationClients: { name: 'BENCH_ALLOCATION_CLIENTS', meaning: 'concurrent clients of scenario 4 and of pgbench' },
+  allocationClients: {
+    name: 'BENCH_ALLOCATION_CLIENTS',
+    meaning: 'concurrent clients of scenarios 4 and 23 and of pgbench',
+  },
   pgbenchScale: { name: 'BENCH_PGBENCH_SCALE', meaning: 'pgbench -i scale factor (one branch row per client at 32)' },
 };
 
@@ -126,10 +136,10 @@ export const VARIABLES: Record<keyof typeof DEFAULTS, { name: string; meaning: s
  * and WAL and space per event and ledger row (issue 29); 19 is numbering a 1,000,000-event backlog (issue 33); 20 is
  * `at=` on a Product with 100,000 ledger rows (issue 35); 21 is 50,000 reservations expiring at once (issue 35);
  * 18 is scenario 6 with 1,000 open SSE streams (issue 33); 22 is one 60 MB PUT /v1/location-groups with /index
- * asked every 100 ms (issue 34).
+ * asked every 100 ms (issue 34); 23 is picks, half into a LoadUnit, half onto a Location (issue 38).
  */
 export const ALL_SCENARIOS: readonly number[] = [
-  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
 ];
 /** Scenario 8 is scenario 6 with events published; its figures are read against 6's, of the same run. */
 const BROUGHT_ALONG: Record<number, readonly number[]> = { 8: [6] };
@@ -156,7 +166,7 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_SCENARIOS',
     fallback: ALL_SCENARIOS.join(','),
     meaning:
-      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run, and WAL and space per 1,000,000 events and ledger rows (issue 29), on a database of its own; 22 is one 60 MB PUT /v1/location-groups with /index asked every 100 ms (D38)',
+      'which scenarios to run, e.g. `1,2`; 1 also runs its lookups with If-None-Match, all 304 (issue 27); 7 is the streamed NDJSON import (issue 14); 8 and 9 are the events scenarios (issue 12), and 8 brings 6 along: its events-off baseline; 11 is the read replica (issue 17); 12 is stock levels (issue 24); 13 is scenarios 1 and 4 with tracing on and off (issue 28); 14 is the stock intake (issue 26); 15 is 1,000 idle Server-Sent Event streams (issue 27); 16 is the relay under 60 s of writes (issue 29); 17 is pruning old events while writers run, and WAL and space per 1,000,000 events and ledger rows (issue 29), on a database of its own; 22 is one 60 MB PUT /v1/location-groups with /index asked every 100 ms (D38); 23 is picks from reservations made beforehand, half into a LoadUnit, half onto a Location, with statements per pick (issue 38)',
   },
   {
     name: 'BENCH_AMQP_URL',

@@ -34,6 +34,7 @@ import { stockAt } from './scenario-20-stock-at.js';
 import { massExpiry } from './scenario-21-mass-expiry.js';
 
 import { masterDataBulk } from './scenario-22-master-data-bulk.js';
+import { pickStock, picks } from './scenario-23-picks.js';
 
 import { streamsUnderLoad } from './scenario-18-streams-under-load.js';
 import { ScenarioSkipped } from './events.js';
@@ -70,6 +71,11 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
   }
   if (wants(config, 4, 13, 21)) {
     const { products, shape } = allocationStock(config.allocationUnits);
+    await seedProducts(db.pool, shape.productPrefix, 1, products);
+    await seedStock(db.pool, shape);
+  }
+  if (wants(config, 23)) {
+    const { products, shape } = pickStock(config.allocationUnits);
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
   }
@@ -149,6 +155,7 @@ async function main(): Promise<number> {
     [2, () => unitByPKey(ctx, READ_STOCK_PREFIX)],
     [4, () => allocation(ctx, allocationProducts)],
     [13, () => tracingCost(ctx, allocationProducts)],
+    [23, () => picks(ctx)],
     [6, () => mixedWorkload(ctx, unitKeys)],
     [8, () => eventsMixed(ctx, unitKeys, byId(6))],
     [5, () => streamProducts(ctx)],

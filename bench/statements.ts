@@ -82,8 +82,15 @@ export async function countStatements(pool: pg.Pool): Promise<StatementCounting>
   };
 }
 
-/** The profile as a note of the scenario's details: the total, then the statements by server time. */
-export function statementNote(profile: StatementProfile | undefined, operation: string): string {
+/**
+ * The profile as a note of the scenario's details: the total, then the statements by server time; `counted` names
+ * what the operations are.
+ */
+export function statementNote(
+  profile: StatementProfile | undefined,
+  operation: string,
+  counted = 'answered requests',
+): string {
   if (!profile) return 'Statements per operation: not counted (pg_stat_statements is not loaded on this server).';
   const round = (value: number, digits: number): string => value.toFixed(digits);
   const statements = profile.byStatement
@@ -95,7 +102,7 @@ export function statementNote(profile: StatementProfile | undefined, operation: 
     .join('; ');
   return (
     `Statements per ${operation} (pg_stat_statements, every connection to the service's database during the ` +
-    `measured run, ÷ ${profile.operations.toLocaleString('en-US')} answered requests; each is one round trip): ` +
+    `measured run, ÷ ${profile.operations.toLocaleString('en-US')} ${counted}; each is one round trip): ` +
     `**${round(profile.statementsPerOperation, 2)}**, ${round(profile.msPerOperation, 3)} ms of server time ` +
     `(wall, lock waits included), ${round(profile.walBytesPerOperation, 0)} bytes of WAL. By server time: ${statements}.`
   );
