@@ -119,8 +119,11 @@ export class FeedReader {
     });
   }
 
-  /** Calls `listener` whenever the reader holds newer events (the streams' one pulse listens). */
-  onAdvanced(listener: (through: number) => void): void {
+  /**
+   * Calls `listener` whenever the reader holds newer events (the streams' one pulse listens), with `full` when it
+   * read a whole page: more are waiting, a bulk load's events are coming faster than one read takes.
+   */
+  onAdvanced(listener: (through: number, full: boolean) => void): void {
     this.advanced.on('advanced', listener);
   }
 
@@ -166,9 +169,10 @@ export class FeedReader {
       const entries = page.events.map(feedEntry);
       this.keep(entries);
       this.through = page.events[page.events.length - 1]!.position;
-      this.advanced.emit('advanced', this.through);
+      const full = page.events.length === size;
+      this.advanced.emit('advanced', this.through, full);
       this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
-      if (page.events.length < size) return;
+      if (!full) return;
     }
   }
 
