@@ -107,7 +107,10 @@ async function postImport(
   requestId: string,
   idempotencyKey?: string,
 ): Promise<ImportRun> {
-  return { count, ...(await postNdjson(ctx, '/v1/products', ndjsonPieces(prefix, count), requestId, { idempotencyKey })) };
+  return {
+    count,
+    ...(await postNdjson(ctx, '/v1/products', ndjsonPieces(prefix, count), requestId, { idempotencyKey })),
+  };
 }
 
 /** Runs `statement` (a COPY FROM STDIN) with `rows` in one transaction; answers the milliseconds it took. */
