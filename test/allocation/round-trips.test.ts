@@ -52,6 +52,14 @@ beforeAll(() => {
 
 afterAll(() => counted.end());
 
+/** The statements a pick sends inside its transaction, once it answered 201. */
+async function statementsOfPick(reservationId: string, body: object): Promise<string[]> {
+  sent = [];
+  const response = await call(app, 'post', `/allocation/reservations/${reservationId}/picks`).send(body);
+  expectStatus(response, 201, 'pick');
+  return insideTransaction();
+}
+
 describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not counted)', () => {
   it('allocates across two units in one statement that locks and one that writes', async () => {
     const given = await givenReservation(ctx, [3, 10, 4], 1);
@@ -67,16 +75,13 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
   it('picks part of a unit onto a Location in five statements', async () => {
     const given = await givenReservation(ctx, [3, 10], 5);
     const target = await givenLocation(ctx.app);
-    sent = [];
-
-    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
-      pKey: given.units[1]!.pKey,
-      qty: pcOf(1),
-      target: { locationId: target.locationId },
-    });
-
-    expectStatus(response, 201, 'pick');
-    expect(insideTransaction()).toEqual([
+    expect(
+      await statementsOfPick(given.reservationId, {
+        pKey: given.units[1]!.pKey,
+        qty: pcOf(1),
+        target: { locationId: target.locationId },
+      }),
+    ).toEqual([
       'lock-reservation-and-parts',
       // the target Location, by an unnamed statement
       'SELECT l.id, l.p_key, l.location_id, l.erp_code, l.location_',
@@ -89,16 +94,13 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
   it('picks a whole unit onto a Location in five statements', async () => {
     const given = await givenReservation(ctx, [3, 10], 3);
     const target = await givenLocation(ctx.app);
-    sent = [];
-
-    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
-      pKey: given.units[0]!.pKey,
-      qty: pcOf(3),
-      target: { locationId: target.locationId },
-    });
-
-    expectStatus(response, 201, 'pick');
-    expect(insideTransaction()).toEqual([
+    expect(
+      await statementsOfPick(given.reservationId, {
+        pKey: given.units[0]!.pKey,
+        qty: pcOf(3),
+        target: { locationId: target.locationId },
+      }),
+    ).toEqual([
       'lock-reservation-and-parts',
       'SELECT l.id, l.p_key, l.location_id, l.erp_code, l.location_',
       'units-by-ids',
@@ -109,16 +111,13 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
 
   it('picks part of a unit into a LoadUnit created on the spot in four statements', async () => {
     const given = await givenReservation(ctx, [3, 10], 3);
-    sent = [];
-
-    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
-      pKey: given.units[0]!.pKey,
-      qty: pcOf(1),
-      target: { transportUnitBK: unique('TU'), luPos: '1', loadUnitType: 'CRATE' },
-    });
-
-    expectStatus(response, 201, 'pick');
-    expect(insideTransaction()).toEqual([
+    expect(
+      await statementsOfPick(given.reservationId, {
+        pKey: given.units[0]!.pKey,
+        qty: pcOf(1),
+        target: { transportUnitBK: unique('TU'), luPos: '1', loadUnitType: 'CRATE' },
+      }),
+    ).toEqual([
       'lock-reservation-and-parts',
       // the target LoadUnit, created with its TransportUnit, then the unit, locked and read; the Product admitted
       'lock-pick-target-load-unit',
@@ -132,20 +131,12 @@ describe('round trips to PostgreSQL inside the transaction (BEGIN and COMMIT not
     const { locationId } = await givenLocation(ctx.app);
     const target = await givenTransportUnitOn(ctx.app, locationId);
     await givenDivided(ctx.app, target, 2);
-    sent = [];
-
-    const response = await call(app, 'post', `/allocation/reservations/${given.reservationId}/picks`).send({
-      pKey: given.units[0]!.pKey,
-      qty: pcOf(3),
-      target: { transportUnitBK: target, luPos: '2' },
-    });
-
-    expectStatus(response, 201, 'pick');
-    expect(insideTransaction()).toEqual([
-      'lock-reservation-and-parts',
-      'lock-pick-target-load-unit',
-      'update-unit-holder',
-      'append-whole-pick',
-    ]);
+    expect(
+      await statementsOfPick(given.reservationId, {
+        pKey: given.units[0]!.pKey,
+        qty: pcOf(3),
+        target: { transportUnitBK: target, luPos: '2' },
+      }),
+    ).toEqual(['lock-reservation-and-parts', 'lock-pick-target-load-unit', 'update-unit-holder', 'append-whole-pick']);
   });
 });

@@ -227,11 +227,7 @@ describe('a writer meeting a reservation past its expiry that the expiry work ha
   it('removes the quantity from a Location (DELETE /v1/packaging-units): 204, the reservation expired once', async () => {
     const due = await givenDueReservationOnLocation();
 
-    const removed = await call(ctx.app, 'delete', '/v1/packaging-units').send({
-      product: { sku: due.sku },
-      actualLocation: { locationId: due.locationId },
-      quantity: pcOf(5),
-    });
+    const removed = await removeFromLocation(due.sku, 5, due.locationId);
 
     expect(removed.status).toBe(204);
     expect(await reservedOf(due.pKey)).toBeUndefined();
