@@ -97,3 +97,25 @@ export function createPool(connectionString: string, settings: PoolSettings, log
   });
   return pool;
 }
+
+/**
+ * A pool of one connection beside `of` (same server and credentials) for a probe that must never queue behind
+ * requests: health, the backlog reading, a replica's lag. It answers within `timeoutMs` or fails; a lost idle
+ * connection is what its next query finds out; nobody has to close it for the process to exit.
+ */
+export function probeConnection(
+  of: pg.Pool,
+  options: { readonly timeoutMs: number; readonly applicationName: string; readonly idleMs?: number },
+): pg.Pool {
+  const pool = new pg.Pool({
+    ...(of.options as pg.PoolConfig),
+    max: 1,
+    connectionTimeoutMillis: options.timeoutMs,
+    query_timeout: options.timeoutMs,
+    ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
+    allowExitOnIdle: true,
+    application_name: options.applicationName,
+  });
+  pool.on('error', () => undefined);
+  return pool;
+}

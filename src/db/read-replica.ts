@@ -1,9 +1,9 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import client from 'prom-client';
 import { isBrokenConnection } from './pg-errors.js';
 import { redact } from './database.js';
-import { createPool, type PoolSettings } from './pool.js';
+import { createPool, probeConnection, type PoolSettings } from './pool.js';
 import { isRetryable, type Queryable } from './tx.js';
 import { lsnBytes, PrimaryPositions, WriteFence } from './wal-positions.js';
 
@@ -55,17 +55,7 @@ interface Replayed {
 
 /** A one-connection pool for the lag probe, so that it never queues behind requests. */
 function probePool(of: pg.Pool): pg.Pool {
-  const pool = new pg.Pool({
-    ...(of.options as pg.PoolConfig),
-    max: 1,
-    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
-    query_timeout: PROBE_TIMEOUT_MS,
-    application_name: 'inventory-service-lag',
-    allowExitOnIdle: true,
-  });
-  // A lost idle connection is what the next probe finds out and reports.
-  pool.on('error', () => undefined);
-  return pool;
+  return probeConnection(of, { timeoutMs: PROBE_TIMEOUT_MS, applicationName: 'inventory-service-lag' });
 }
 
 const isNotFound = (error: unknown): boolean => (error as { status?: unknown }).status === 404;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import client from 'prom-client';
 import type { Config } from '../config.js';
 import { withTransaction } from '../db/tx.js';
+import { probeConnection } from '../db/pool.js';
 import { FeedSignal } from './feed-signal.js';
 import { FeedListener } from './listener.js';
 import { EventRelay, type BrokerState } from './relay.js';
@@ -75,17 +76,12 @@ function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
  * connection each for as long as a run of 5,000 takes while a bulk load is numbered.
  */
 function backlogPool(pool: pg.Pool): pg.Pool {
-  const own = new pg.Pool({
-    ...(pool.options as pg.PoolConfig),
-    max: 1,
-    connectionTimeoutMillis: HEALTH_QUERY_TIMEOUT_MS,
-    query_timeout: HEALTH_QUERY_TIMEOUT_MS,
-    idleTimeoutMillis: HEALTH_IDLE_MS,
-    application_name: 'inventory-service-health',
-  });
   // A lost idle connection is what the next reading finds out; health then reports no backlog.
-  own.on('error', () => undefined);
-  return own;
+  return probeConnection(pool, {
+    timeoutMs: HEALTH_QUERY_TIMEOUT_MS,
+    idleMs: HEALTH_IDLE_MS,
+    applicationName: 'inventory-service-health',
+  });
 }
 
 /**

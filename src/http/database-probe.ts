@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { probeConnection } from '../db/pool.js';
 
 const PROBE_TIMEOUT_MS = 2000;
 // Longer than any probe interval, so the probe keeps its connection, also while the server takes no new ones.
@@ -11,18 +12,11 @@ const PROBE_IDLE_MS = 60_000;
  * within 2 s: a server that does not is DOWN, and the connection that waited for it is discarded.
  */
 export function databaseProbe(requestPool: pg.Pool): () => Promise<boolean> {
-  const pool = new pg.Pool({
-    ...(requestPool.options as pg.PoolConfig),
-    max: 1,
-    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
-    query_timeout: PROBE_TIMEOUT_MS,
-    idleTimeoutMillis: PROBE_IDLE_MS,
-    // Nobody closes this pool: it must not keep a stopping process alive.
-    allowExitOnIdle: true,
-    application_name: 'inventory-service-health',
+  const pool = probeConnection(requestPool, {
+    timeoutMs: PROBE_TIMEOUT_MS,
+    idleMs: PROBE_IDLE_MS,
+    applicationName: 'inventory-service-health',
   });
-  // A lost idle connection (a restarted or stopping server) is what the next probe finds out and reports.
-  pool.on('error', () => undefined);
   let running: Promise<boolean> | undefined;
   const probe = async (): Promise<boolean> => {
     let timer: NodeJS.Timeout | undefined;
