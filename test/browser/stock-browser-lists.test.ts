@@ -78,6 +78,42 @@ describeWith(
       await page.close();
     }, 90_000);
 
+    it('keeps the page a click on Next asked for when a refresh started before the click answers after it', async () => {
+      const refreshed = await givenProduct(ctx, { label: 'Washers' });
+      const { locationId } = await givenLocation(ctx);
+      await givenUnitsOnLocation(
+        ctx,
+        locationId,
+        refreshed,
+        Array.from({ length: 150 }, () => ({ quantity: pc(1) })),
+      );
+      const page = await browser.newPage();
+      await showSku(page, origin, refreshed);
+      const count = page.locator('#units-count');
+      await expect.poll(() => count.textContent()).toBe('Units 1–100, more follow');
+      await page.locator('#live-state', { hasText: /^connected$/ }).waitFor();
+
+      // The next read of the first page (the refresh a change causes) answers only after the click on Next.
+      let refreshAsked!: () => void;
+      const refreshing = new Promise<void>((resolve) => (refreshAsked = resolve));
+      await page.route(
+        (url) => url.pathname.endsWith('/packaging-units') && !url.searchParams.has('after'),
+        async (route) => {
+          refreshAsked();
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          await route.continue();
+        },
+        { times: 1 },
+      );
+      await givenUnitsOnLocation(ctx, locationId, refreshed, [{ quantity: pc(1) }]);
+      await refreshing;
+      await page.getByRole('button', { name: 'Next units' }).click();
+      await expect.poll(() => count.textContent()).toBe('Units 101–151 of 151');
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(await count.textContent()).toBe('Units 101–151 of 151');
+      await page.close();
+    }, 90_000);
+
     it('lists Products a page at a time, narrows the page with the filter box, and shows a chosen SKU', async () => {
       const all = await call(ctx, 'get', '/v1/products?limit=1000');
       const total = (all.body as unknown[]).length;

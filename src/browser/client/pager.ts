@@ -11,6 +11,9 @@ const number = new Intl.NumberFormat('en');
 export class Pager<Item> {
   private pages: { href: string; first: number }[] = [];
   private index = 0;
+  /** The page the latest request asked for, and that request's number: an answer to an older request is dropped. */
+  private wanted = 0;
+  private requests = 0;
   private next: string | undefined;
   private shown = 0;
 
@@ -29,9 +32,9 @@ export class Pager<Item> {
     return this.load(0);
   }
 
-  /** The page on show read again, e.g. after a change. */
+  /** The page on show read again, e.g. after a change; while another page is being read, that one. */
   reload(): Promise<void> {
-    return this.load(this.index);
+    return this.load(this.wanted);
   }
 
   private forward(): Promise<void> {
@@ -44,7 +47,11 @@ export class Pager<Item> {
   private async load(index: number): Promise<void> {
     const page = this.pages[index];
     if (!page) return;
+    const request = ++this.requests;
+    this.wanted = index;
     const { items, next } = await readPage<Item>(page.href, this.rel);
+    // A refresh started before a click on Next must not answer after it and put the first page back.
+    if (request !== this.requests) return;
     this.index = index;
     this.next = next;
     this.shown = items.length;
