@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { checkAuthSettings } from './auth/settings.js';
+import type { ReadsAfter } from './db/wal-positions.js';
 import { z } from 'zod';
 import { tracingRequested } from './tracing/settings.js';
 
@@ -87,6 +88,13 @@ const environmentSchema = z
     DATABASE_URL: postgresUrl.optional(),
     DATABASE_READ_URL: postgresUrl.optional(),
     DATABASE_READ_MAX_LAG_MS: positiveMillis.default(5000),
+    DATABASE_READ_AFTER: z
+      .enum(['any-write', 'own-writes'], {
+        error:
+          "must be 'any-write' (a replica serves a read once it has every write acknowledged before it) or " +
+          "'own-writes' (only this instance's writes)",
+      })
+      .default('any-write'),
     DATABASE_DIRECT_URL: postgresUrl.optional(),
     DATABASE_POOL_MODE: z
       .enum(['session', 'transaction'], {
@@ -360,6 +368,8 @@ export interface Config {
     readonly url: string;
     /** Reads go to the primary while the replica is further behind than this. */
     readonly maxLagMs: number;
+    /** D41: whose writes the replica must have replayed before it serves a read. */
+    readonly readsAfter: ReadsAfter;
   };
   /**
    * Issue 17: where work that needs a session of its own connects (migrations under their advisory lock, the feed's
@@ -463,7 +473,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     readReplica: env.DATABASE_READ_URL
-      ? Object.freeze({ url: env.DATABASE_READ_URL, maxLagMs: env.DATABASE_READ_MAX_LAG_MS })
+      ? Object.freeze({
+          url: env.DATABASE_READ_URL,
+          maxLagMs: env.DATABASE_READ_MAX_LAG_MS,
+          readsAfter: env.DATABASE_READ_AFTER,
+        })
       : undefined,
     databaseDirectUrl: env.DATABASE_URL ? (env.DATABASE_DIRECT_URL ?? env.DATABASE_URL) : undefined,
     dataDir: path.resolve(env.DATA_DIR),

@@ -5,7 +5,7 @@ import { isBrokenConnection } from './pg-errors.js';
 import { redact } from './database.js';
 import { createPool, probeConnection, type PoolSettings } from './pool.js';
 import { isRetryable, type Queryable } from './tx.js';
-import { lsnBytes, PrimaryPositions, WriteFence } from './wal-positions.js';
+import { lsnBytes, PrimaryPositions, WriteFence, type ReadsAfter } from './wal-positions.js';
 
 /**
  * Issue 17: reads that need not see the caller's own last write (finders, lists, streams, the feed's pages) may be
@@ -40,12 +40,16 @@ export interface ReplicaHealth {
 export interface ReadReplicaSettings extends PoolSettings {
   readonly url: string;
   readonly maxLagMs: number;
+  readonly readsAfter: ReadsAfter;
 }
 
 const PROBE_TIMEOUT_MS = 2000;
 // How long one pooled connection's replayed position is trusted before it is asked again: lag measured per
 // connection is precise to this, and a read pays for the question at most this often per connection.
 const CONNECTION_CHECK_MS = 100;
+// A replica short of the position a read needs is asked again after 1, 2, 4, … up to this many ms (31 ms in all)
+// before the read goes to the primary.
+const REPLAY_WAIT_LAST_PAUSE_MS = 16;
 
 /** What a pooled replica connection last said it had replayed, and when. */
 interface Replayed {
@@ -88,8 +92,9 @@ export class ReadReplica implements Reads {
     private readonly logger: Logger,
   ) {
     this.pool = createPool(settings.url, settings, logger);
-    this.fence = new WriteFence(primary);
     this.primaryProbe = probePool(primary);
+    // Every read may ask the primary's position (any-write): on the probe's own connection, never behind writes.
+    this.fence = new WriteFence(settings.readsAfter === 'any-write' ? this.primaryProbe : primary, settings.readsAfter);
     this.replicaProbe = probePool(this.pool);
   }
 
@@ -132,10 +137,16 @@ export class ReadReplica implements Reads {
    */
   async run<T>(read: (db: Queryable) => Promise<T>, isFresh?: (result: T) => boolean): Promise<T> {
     if (!this.mayUseReplica()) return this.onPrimary(read);
+    let required: bigint;
+    try {
+      required = await this.fence.required();
+    } catch {
+      // The primary's position is unknown: only the primary is sure to have every write the read must see.
+      return this.onPrimary(read);
+    }
     let client: pg.PoolClient | undefined;
     let result: T;
     try {
-      const required = await this.fence.required();
       client = await this.pool.connect();
       if (!(await this.connectionServes(client, required))) {
         client.release();
@@ -165,18 +176,33 @@ export class ReadReplica implements Reads {
     return this.state === 'current' || this.state === 'lagging';
   }
 
-  /** Whether `client`'s replica has replayed `required` and lags by no more than the bound. */
+  /**
+   * Whether `client`'s replica has replayed `required` and lags by no more than the bound. A replica just behind
+   * `required` (streaming replay is normally milliseconds behind a busy primary) is waited for, briefly.
+   */
   private async connectionServes(client: pg.PoolClient, required: bigint): Promise<boolean> {
-    const now = Date.now();
     let replayed = this.replayedBy.get(client);
-    if (!replayed || now - replayed.at > CONNECTION_CHECK_MS || replayed.lsn < required) {
-      const { rows } = await client.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
-      // Not a standby (promoted, or a primary behind the address): never read as a replica.
-      if (rows[0]!.lsn === null) return false;
-      replayed = { lsn: lsnBytes(rows[0]!.lsn), at: now };
-      this.replayedBy.set(client, replayed);
+    if (!replayed || Date.now() - replayed.at > CONNECTION_CHECK_MS || replayed.lsn < required) {
+      replayed = await this.askReplayed(client);
     }
-    return replayed.lsn >= required && this.positions.lagOf(replayed.lsn, now) <= this.settings.maxLagMs;
+    for (let pauseMs = 1; replayed && replayed.lsn < required && pauseMs <= REPLAY_WAIT_LAST_PAUSE_MS; pauseMs *= 2) {
+      if (this.positions.lagOf(replayed.lsn) > this.settings.maxLagMs) return false;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      replayed = await this.askReplayed(client);
+    }
+    return (
+      replayed !== undefined && replayed.lsn >= required && this.positions.lagOf(replayed.lsn) <= this.settings.maxLagMs
+    );
+  }
+
+  /** What `client`'s server has replayed, remembered for the connection; undefined when it is not a standby. */
+  private async askReplayed(client: pg.PoolClient): Promise<Replayed | undefined> {
+    const { rows } = await client.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
+    // Not a standby (promoted, or a primary behind the address): never read as a replica.
+    if (rows[0]!.lsn === null) return undefined;
+    const replayed = { lsn: lsnBytes(rows[0]!.lsn), at: Date.now() };
+    this.replayedBy.set(client, replayed);
+    return replayed;
   }
 
   health(): ReplicaHealth {
@@ -283,7 +309,7 @@ export class ReadReplica implements Reads {
 export async function openReadReplica(
   primary: pg.Pool,
   poolSettings: PoolSettings,
-  replica: { readonly url: string; readonly maxLagMs: number },
+  replica: { readonly url: string; readonly maxLagMs: number; readonly readsAfter: ReadsAfter },
   logger: Logger,
 ): Promise<ReadReplica> {
   const readReplica = new ReadReplica(primary, { ...poolSettings, ...replica }, logger);

@@ -41,20 +41,30 @@ export class PrimaryPositions {
   }
 }
 
+/** Whose writes a replica must have replayed before it serves a read (DATABASE_READ_AFTER, D41). */
+export type ReadsAfter = 'any-write' | 'own-writes';
+
 /**
- * Issue 37 (D41): a client reads what it wrote. When a write request of this process ends (its answer sent, so its
- * transaction committed), the primary's WAL position is read: a replica serves a later read only once it has
- * replayed that far. A read that comes while a write is still in flight (its answer may be on its way) reads the
- * primary's position itself. Reads that follow no write of this process wait for nothing. A write answered by
- * another instance is not known here: a replica behind it may answer older data, but never a 404 (ReadReplica
- * reads a "not found" again on the primary).
+ * Issue 37 (D41): a client reads what it wrote. With `any-write` (the default) a read goes to a replica only once
+ * it has replayed the primary's WAL position as read after the read arrived, so every write acknowledged before
+ * it, by any instance, is there: reads arriving together share one such question to the primary, asked after the
+ * last of them arrived. With `own-writes` only this process's writes are waited for: when a write request ends
+ * (its answer sent, so its transaction committed) the primary's position is read once, and a read that comes
+ * while a write is still in flight (its answer may be on its way) reads the position itself; a write answered by
+ * another instance is not known, so a replica behind it may answer older data, but never a 404 (ReadReplica reads
+ * a "not found" again on the primary).
  */
 export class WriteFence {
   private writesInFlight = 0;
   private fence = 0n;
   private readonly pending = new Set<Promise<void>>();
+  private asking: Promise<bigint> | undefined;
+  private askingNext: Promise<bigint> | undefined;
 
-  constructor(private readonly primary: pg.Pool) {}
+  constructor(
+    private readonly primary: pg.Pool,
+    private readonly readsAfter: ReadsAfter,
+  ) {}
 
   writeStarted(): void {
     this.writesInFlight++;
@@ -62,6 +72,7 @@ export class WriteFence {
 
   writeEnded(): void {
     this.writesInFlight--;
+    if (this.readsAfter === 'any-write') return;
     const taken = this.primaryPosition().then(
       () => undefined,
       // Without the position the fence stays where it was; the read it would have guarded is checked by isFresh
@@ -74,9 +85,35 @@ export class WriteFence {
 
   /** The position a replica must have replayed to serve a read now. */
   async required(): Promise<bigint> {
+    if (this.readsAfter === 'any-write') return this.positionAskedFromNow();
     if (this.writesInFlight > 0) return this.primaryPosition();
     if (this.pending.size > 0) await Promise.all(this.pending);
     return this.fence;
+  }
+
+  /**
+   * The primary's position as asked after this call: a question already on its way may predate a write this
+   * read must see, so the caller joins the next one, which leaves when that question is answered.
+   */
+  private positionAskedFromNow(): Promise<bigint> {
+    if (this.askingNext) return this.askingNext;
+    if (!this.asking) return this.ask();
+    const next = this.asking
+      .catch(() => undefined)
+      .then(() => {
+        this.askingNext = undefined;
+        return this.ask();
+      });
+    this.askingNext = next;
+    return next;
+  }
+
+  private ask(): Promise<bigint> {
+    const asked = this.primaryPosition().finally(() => {
+      if (this.asking === asked) this.asking = undefined;
+    });
+    this.asking = asked;
+    return asked;
   }
 
   private async primaryPosition(): Promise<bigint> {

@@ -390,13 +390,19 @@ describe('loadConfig: the read replica (issue 17)', () => {
     expect(loadConfig({ DATABASE_URL: DATABASE }).readReplica).toBeUndefined();
   });
 
-  it('reads DATABASE_READ_URL with a maximum lag of 5 s unless DATABASE_READ_MAX_LAG_MS says otherwise', () => {
+  it('reads DATABASE_READ_URL with a maximum lag of 5 s after any write unless told otherwise', () => {
     expect(loadConfig({ DATABASE_URL: DATABASE, DATABASE_READ_URL: REPLICA }).readReplica).toStrictEqual({
       url: REPLICA,
       maxLagMs: 5000,
+      readsAfter: 'any-write',
     });
-    const config = loadConfig({ DATABASE_URL: DATABASE, DATABASE_READ_URL: REPLICA, DATABASE_READ_MAX_LAG_MS: '250' });
-    expect(config.readReplica).toStrictEqual({ url: REPLICA, maxLagMs: 250 });
+    const config = loadConfig({
+      DATABASE_URL: DATABASE,
+      DATABASE_READ_URL: REPLICA,
+      DATABASE_READ_MAX_LAG_MS: '250',
+      DATABASE_READ_AFTER: 'own-writes',
+    });
+    expect(config.readReplica).toStrictEqual({ url: REPLICA, maxLagMs: 250, readsAfter: 'own-writes' });
     expect(Object.isFrozen(config.readReplica)).toBe(true);
   });
 
@@ -404,6 +410,12 @@ describe('loadConfig: the read replica (issue 17)', () => {
     ['DATABASE_READ_URL', 'mysql://replica/inventory', 'must be a postgres:// or postgresql:// URL'],
     ['DATABASE_READ_MAX_LAG_MS', '0', 'Too small: expected number to be >=1'],
     ['DATABASE_READ_MAX_LAG_MS', '5s', 'Invalid input: expected number, received NaN'],
+    [
+      'DATABASE_READ_AFTER',
+      'all',
+      "must be 'any-write' (a replica serves a read once it has every write acknowledged before it) or " +
+        "'own-writes' (only this instance's writes)",
+    ],
   ])('refuses %s=%s, naming it', (name, value, message) => {
     expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${message}`);
   });

@@ -36,6 +36,9 @@ describeWith(
         DATABASE_URL: clusters.primaryUrl,
         DATABASE_READ_URL: clusters.replicaUrl,
         DATABASE_READ_MAX_LAG_MS: String(MAX_LAG_MS),
+        // These tests see which server answered by what a paused replica still holds after a write straight on the
+        // primary; with the default (any-write) such a read would wait for that write and go to the primary.
+        DATABASE_READ_AFTER: 'own-writes',
       });
       const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
       primary = createPool(clusters.primaryUrl, config.db, logger);
@@ -131,7 +134,7 @@ describeWith(
       const sku = await productReplayedThenPaused('before');
       const onReplicaBefore = await readsOnReplica();
 
-      // Written by another instance (here: straight on the primary): this one's reads do not wait for it (D41).
+      // Written by another instance (here: straight on the primary): with own-writes this one's reads do not wait for it (D41).
       const { rows } = await primary.query<{ pKey: string }>(
         `UPDATE product SET label = 'after', ol = ol + 1 WHERE sku = $1 RETURNING p_key AS "pKey"`,
         [sku],

@@ -45,13 +45,21 @@ describeWith(
         DATABASE_READ_URL: clusters.replicaUrl,
         DATABASE_READ_MAX_LAG_MS: '60000',
       });
+      const ownWritesConfig = testConfig({
+        DATABASE_URL: clusters.primaryUrl,
+        DATABASE_READ_URL: clusters.replicaUrl,
+        DATABASE_READ_MAX_LAG_MS: '60000',
+        DATABASE_READ_AFTER: 'own-writes',
+      });
       primary = createPool(clusters.primaryUrl, config.db, logger);
       await migrate(primary, logger);
-      // Two instances on one primary and one replica, as behind a balancer without sticky sessions.
-      for (let i = 0; i < 2; i++) {
-        const readReplica = await openReadReplica(primary, config.db, config.readReplica!, logger);
-        const events = startEvents(primary, config, logger);
-        instances.push({ app: createApp({ config, pool: primary, logger, events, readReplica }), readReplica, events });
+      // Instances on one primary and one replica, as behind a balancer without sticky sessions: two with the
+      // default DATABASE_READ_AFTER (any-write), a third with own-writes.
+      for (const settings of [config, config, ownWritesConfig]) {
+        const readReplica = await openReadReplica(primary, settings.db, settings.readReplica!, logger);
+        const events = startEvents(primary, settings, logger);
+        const app = createApp({ config: settings, pool: primary, logger, events, readReplica });
+        instances.push({ app, readReplica, events });
       }
     }, 60_000);
 
@@ -117,6 +125,55 @@ describeWith(
       );
     });
 
+    it("answers a Product PUT on another instance with its new label, not the replica's copy", async () => {
+      const [writer, reader] = instances as [Instance, Instance];
+      const product = aProduct({ label: 'before' });
+      const created = await call(writer.app, 'post', '/v1/products').send(product);
+      expect(created.status).toBe(201);
+      await pauseReplayOnceReplayed(product.sku);
+      const path = new URL(created.headers.location!).pathname;
+      const stored = (await call(reader.app, 'get', path)).body as { pKey: string; ol: number };
+
+      const put = await call(writer.app, 'put', '/v1/products').send({
+        pKey: stored.pKey,
+        ol: stored.ol,
+        sku: product.sku,
+        label: 'after',
+        baseUnit: pc(1),
+      });
+      expect(put.status).toBe(200);
+      expect(((await call(reader.app, 'get', path)).body as { label: string }).label).toBe('after');
+      expect(((await call(reader.app, 'get', `/v1/products?sku=${product.sku}`)).body as { label: string }).label).toBe(
+        'after',
+      );
+      expect(await clusters.onReplica('SELECT label FROM product WHERE sku = $1', [product.sku])).toEqual([
+        { label: 'before' },
+      ]);
+    });
+
+    it('with DATABASE_READ_AFTER=own-writes, lets the replica answer a read after another instance wrote', async () => {
+      const [writer, , ownWrites] = instances as [Instance, Instance, Instance];
+      const product = aProduct({ label: 'before' });
+      const created = await call(writer.app, 'post', '/v1/products').send(product);
+      expect(created.status).toBe(201);
+      await pauseReplayOnceReplayed(product.sku);
+      const stored = (await call(writer.app, 'get', `/v1/products?sku=${product.sku}`)).body as {
+        pKey: string;
+        ol: number;
+      };
+      const put = await call(writer.app, 'put', '/v1/products').send({
+        pKey: stored.pKey,
+        ol: stored.ol,
+        sku: product.sku,
+        label: 'after',
+        baseUnit: pc(1),
+      });
+      expect(put.status).toBe(200);
+
+      const read = await call(ownWrites.app, 'get', `/v1/products?sku=${product.sku}`);
+      expect((read.body as { label: string }).label).toBe('before');
+    });
+
     it('answers the reservation an allocation returned, on this instance and on another', async () => {
       const [first, second] = instances as [Instance, Instance];
       const seed = aProduct();
@@ -135,7 +192,7 @@ describeWith(
       expect(onReplica).toEqual([]);
     });
 
-    it('still serves reads from the replica when this instance wrote nothing since it replayed', async () => {
+    it('still serves reads from the replica once it has replayed every write', async () => {
       const { app, readReplica } = instances[1]!;
       const product = aProduct({ label: 'quiet' });
       const created = await call(instances[0]!.app, 'post', '/v1/products').send(product);
