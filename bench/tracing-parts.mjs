@@ -5,11 +5,39 @@
 // included. One variant per process (the SDK is global): run them interleaved.
 //   node bench/tracing-parts.mjs <off|als|on>      (needs an OTLP/HTTP sink at 127.0.0.1:4399 for `on`)
 //   PARTS_EXPORTER=drop|serialize: a BatchSpanProcessor whose exporter drops the spans, or serialises them
-//   (OTLP protobuf) and drops the bytes. PARTS_NO_ATTRIBUTES=1: spans with names only. OTEL_* settings as usual.
+//   (OTLP protobuf) and drops the bytes. PARTS_NO_ATTRIBUTES=1: spans with names only. PARTS_CACHED_STRINGS=1: the
+//   serialiser patched to take strings' bytes from a cache (an experiment). OTEL_* settings as usual.
 const MODE = process.argv[2] ?? 'on';
 const N = Number(process.env.PARTS_REQUESTS ?? 20_000);
 const IN_FLIGHT = 50;
 let stop = async () => {};
+
+/**
+ * An experiment, not the service's code: the SDK's protobuf writer and size estimator take the UTF-8 bytes of a
+ * string seen before from a cache instead of walking its characters (three passes per string and export).
+ */
+async function cacheEncodedStrings() {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const base = '@opentelemetry/otlp-transformer/build/src/common/protobuf/';
+  const { ProtobufWriter } = require(`${base}protobuf-writer.js`);
+  const { ProtobufSizeEstimator } = require(`${base}protobuf-size-estimator.js`);
+  const cache = new Map();
+  const bytesOf = (text) => {
+    let bytes = cache.get(text);
+    if (bytes === undefined) {
+      bytes = Buffer.from(text, 'utf8');
+      if (cache.size < 10_000) cache.set(text, bytes);
+    }
+    return bytes;
+  };
+  ProtobufWriter.prototype.writeString = function (text) {
+    this.writeBytes(bytesOf(text));
+  };
+  ProtobufSizeEstimator.prototype.writeString = function (text) {
+    this.writeBytes(bytesOf(text));
+  };
+}
 if (MODE === 'als') {
   const { AsyncLocalStorage } = await import('node:async_hooks');
   new AsyncLocalStorage().enterWith({});
@@ -31,6 +59,7 @@ if (MODE === 'als') {
     };
     options.spanProcessors = [new BatchSpanProcessor(exporter)];
   }
+  if (process.env.PARTS_CACHED_STRINGS) await cacheEncodedStrings();
   const sdk = new NodeSDK(options);
   sdk.start();
   stop = () => sdk.shutdown();
