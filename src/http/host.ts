@@ -24,6 +24,9 @@ export function isValidHost(host: string): boolean {
 /** Behind a trusted proxy the protocol is X-Forwarded-Proto's first value: only these become hrefs (D41). */
 const FORWARDED_PROTOCOLS = new Set(['http', 'https']);
 
+/** Host values whose names `checkHost` keeps; past that it starts afresh (a client sending random ones gains nothing). */
+const MAX_REMEMBERED_HOSTS = 256;
+
 /** The host name without its port, lower-cased: what an allow-list entry names. */
 function hostName(host: string): string {
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
@@ -72,10 +75,25 @@ export function checkHost({ allowedHosts, publicBaseUrl, listenHost }: HostSetti
       publicBaseUrl !== undefined || isLoopback(name) || name === listening || name === hostName(listeningAddress(req))
     );
   };
+  // Clients send the same few Host values again and again: the name each one stands for (or false, no host name)
+  // is worked out once, not with three regular expressions per request (issue 38 item 4).
+  const names = new Map<string, string | false>();
+  const nameOf = (host: string): string | false => {
+    let name = names.get(host);
+    if (name === undefined) {
+      name = isValidHost(host) && hostName(host);
+      if (names.size >= MAX_REMEMBERED_HOSTS) names.clear();
+      names.set(host, name);
+    }
+    return name;
+  };
   return (req, _res, next) => {
     if (BY_ADDRESS_PATHS.has(req.path)) return next();
     const host = requestHost(req);
-    if (host !== undefined && !(isValidHost(host) && answers(req, hostName(host)))) return next(hostRefused());
+    if (host !== undefined) {
+      const name = nameOf(host);
+      if (name === false || !answers(req, name)) return next(hostRefused());
+    }
     if (!FORWARDED_PROTOCOLS.has(req.protocol.toLowerCase())) return next(protocolRefused());
     next();
   };

@@ -480,6 +480,14 @@ function preflightConfig(path: string, params: ZodObject | undefined): RouteConf
   };
 }
 
+/** `/v1/products` of `/v1/products/:pKey` and of `/v1/products/`; `/index` of `/index`; a path's first two segments. */
+function leadingSegments(path: string): string {
+  const first = path.indexOf('/', 1);
+  if (first === -1) return path;
+  const second = path.indexOf('/', first + 1);
+  return second === -1 ? path : path.slice(0, second);
+}
+
 /**
  * The service's route table. Each route runs, in D5's order: content negotiation (406), content type (415),
  * a declared length over the limit (413) and the body's turn in the budget, body parsing (400/413), then its
@@ -487,7 +495,21 @@ function preflightConfig(path: string, params: ZodObject | undefined): RouteConf
  * unknown paths 404.
  */
 export class Routes {
-  readonly router = express.Router({ caseSensitive: true });
+  /** Every route, in the order added. */
+  private readonly everyRoute = express.Router({ caseSensitive: true });
+  /**
+   * The same routes by their leading two literal segments (`/v1/packaging-units`), each in the order added (issue
+   * 38 item 4): Express tries a router's routes one by one, and a read near the end of the table went through
+   * forty-odd path matches first. A route of one prefix can only match paths of that prefix, so a request whose
+   * prefix has routes tries just those; any other path (a trailing or doubled slash, an unknown prefix) tries them
+   * all, as before. Undefined once a route's leading segments are not literal: then every request tries them all.
+   */
+  private byPrefix: Map<string, express.Router> | undefined = new Map();
+
+  /** The table as one handler of the app; `req.route.path` is the full pattern, as the metrics label by it. */
+  readonly router: RequestHandler = (req, res, next) => {
+    (this.byPrefix?.get(leadingSegments(req.path)) ?? this.everyRoute)(req, res, next);
+  };
   private readonly matchers: { method: Method; pattern: string; matches: (path: string) => boolean }[] = [];
 
   private readonly registry: OpenAPIRegistry | undefined;
@@ -530,7 +552,14 @@ export class Routes {
       ...(writes && this.idempotency ? [this.idempotency.afterError] : []),
     ];
     const method = definition.method.toLowerCase() as Lowercase<Method>;
-    this.router[method](definition.path, ...handlers);
+    this.everyRoute[method](definition.path, ...handlers);
+    const prefix = leadingSegments(definition.path);
+    if (!/^(?:\/[A-Za-z0-9_.~-]+){1,2}$/.test(prefix)) this.byPrefix = undefined;
+    if (this.byPrefix) {
+      let routes = this.byPrefix.get(prefix);
+      if (!routes) this.byPrefix.set(prefix, (routes = express.Router({ caseSensitive: true })));
+      routes[method](definition.path, ...handlers);
+    }
     const matcher = match(definition.path, { decode: false });
     this.matchers.push({
       method: definition.method,

@@ -93,4 +93,32 @@ describe('gzip for answers over 1 KiB (D33)', () => {
     expect(response.headers['content-encoding']).toBeUndefined();
     expect(response.body.subarray(0, 1).toString()).toBe('[');
   });
+
+  it('gives a client that names no encoding the Vary of one that asks for identity: on JSON answers, not on a 304', async () => {
+    const sku = uniqueSku('GZV');
+    expect((await stockApi(ctx).post('/v1/products', aProduct({ sku }))).status).toBe(201);
+    const found = await rawGet(`/v1/products?sku=${sku}`, {});
+    const tag = found.headers.etag!;
+    const cases: [string, Record<string, string>][] = [
+      [`/v1/products?sku=${sku}`, {}],
+      ['/v1/products?limit=20', {}],
+      ['/v1/products/no-such-key', {}],
+      [`/v1/products?sku=${sku}`, { 'If-None-Match': tag }],
+    ];
+    const answers = [];
+    for (const [path, headers] of cases) {
+      const named = await rawGet(path, headers);
+      const identity = await rawGet(path, { ...headers, 'Accept-Encoding': 'identity' });
+      expect(named.headers['content-encoding'], path).toBeUndefined();
+      expect(named.headers.vary, path).toBe(identity.headers.vary);
+      expect(named.body.equals(identity.body), path).toBe(true);
+      answers.push([named.status, named.headers.vary]);
+    }
+    expect(answers).toStrictEqual([
+      [200, 'Accept-Encoding'],
+      [200, 'Accept-Encoding'],
+      [404, 'Accept-Encoding'],
+      [304, undefined],
+    ]);
+  });
 });
