@@ -35,6 +35,9 @@ export interface EventStreamSettings {
 /** What a stream writes, as its client takes it: text, or gzip frames around segments shared by all streams. */
 type Encode = (text: string) => string | Buffer;
 
+/** A stream's encoding without compression: it writes each event's shared block as it is. */
+const asText: Encode = (text) => text;
+
 /** Where a stream starts and what it sends. */
 export interface StreamStart {
   /** The feed position it continues after (checked already: a bad cursor got its 400 or 410 before the 200). */
@@ -101,7 +104,7 @@ export class EventStreams {
     const gzip = req.acceptsEncodings('gzip', 'identity') === 'gzip' ? new GzipFrames(this.deflate) : undefined;
     res.setHeader('Vary', 'Accept-Encoding');
     if (gzip) res.setHeader('Content-Encoding', 'gzip');
-    const encode: Encode = gzip ? (text) => gzip.frame(text) : (text) => text;
+    const encode: Encode = gzip ? (text) => gzip.frame(text) : asText;
     try {
       await this.write(res, writer, encode, from);
     } catch (error) {
@@ -120,6 +123,12 @@ export class EventStreams {
     if (lastWords) res.write(encode(lastWords));
     if (gzip) res.write(gzip.end());
     res.end();
+  }
+
+  private async sendBatch(writer: StreamWriter, encode: Encode, frames: readonly string[]): Promise<boolean> {
+    if (encode !== asText) return writer.send(encode(frames.join('')));
+    for (const frame of frames) if (!(await writer.send(frame))) return false;
+    return true;
   }
 
   private async write(
@@ -148,18 +157,20 @@ export class EventStreams {
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
         size = readSizeFor(entries, this.outgoing.readAheadBytes, limit);
-        // One write per batch; each event's block is rendered once, and each batch compressed once, for all streams.
-        let batch = '';
+        // Each event's block is rendered once for all streams. A compressed stream writes one batch, compressed once
+        // for all streams; a plain one hands each block on as it is (joined, a batch would be a copy per stream, and
+        // issue 33 found those copies, promoted while queued, in the growth with stalled streams).
+        const frames: string[] = [];
         let batchId = sentId;
         for (const entry of entries) {
           cursor = entry.position;
           if (!matches(filter, entry)) continue;
-          batch += entry.frame;
+          frames.push(entry.frame);
           batchId = cursor;
         }
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
-        if (batch !== '') {
-          if (!(await writer.send(encode(batch)))) return;
+        if (frames.length > 0) {
+          if (!(await this.sendBatch(writer, encode, frames))) return;
           writer.flush();
           sentId = batchId;
           lastWrite = Date.now();

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
-import { feedEntry, type FeedEntry } from './feed-entry.js';
+import type { FeedEntry } from './feed-entry.js';
 import { matches, type FeedFilter } from './feed-filter.js';
 import type { FeedReader } from './feed-reader.js';
 import type { FeedPage } from './sql.js';
@@ -44,7 +44,8 @@ export class FeedPageWriter {
         opened = true;
         res.status(200).type('application/json');
       }
-      return writer.send(prefix + entry.json);
+      // Apart: the entry's JSON, shared with every page and stream that sends it, goes out without a copy per page.
+      return (await writer.send(prefix)) && writer.send(entry.json);
     };
     const outcome = await this.scan(writer, page, sendEntry);
     if (outcome === undefined) return;
@@ -69,7 +70,7 @@ export class FeedPageWriter {
     let scanned = 0;
     let largest = 0;
     const deadline = Date.now() + waitMs;
-    let entries = first.events.map(feedEntry);
+    let entries = this.reader.remember(after, first.events);
     // A read that answers fewer events than asked reached the head: without a wait, the page is complete.
     let atHead = first.events.length < first.asked;
     let unfollow: (() => void) | undefined;
@@ -97,6 +98,8 @@ export class FeedPageWriter {
           if (stop.aborted) return cursor;
         }
         const size = this.readSize(filtered(filter) ? READ_LIMIT : limit - matched, largest);
+        // No read ahead for a client that takes nothing now: what was read would wait with it until it stalls.
+        if (!(await writer.ready(size * largest))) return undefined;
         const read = await this.reader.entriesAfter(cursor, size, !!unfollow);
         // Pruned under a slow page: it ends here, and the next request from `next` gets the 410.
         if (read.expired) return cursor;

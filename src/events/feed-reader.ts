@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { feedEntry, type FeedEntry } from './feed-entry.js';
 import type { FeedSignal } from './feed-signal.js';
-import type { FeedPage } from './sql.js';
+import type { FeedPage, StoredEvent } from './sql.js';
 
 export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
 
@@ -14,6 +14,13 @@ const WINDOW_BYTES = 16 * 1024 * 1024;
 const WINDOW_EVENTS = 20_000;
 /** The first read, before the size of events is known: large events are not read by the hundred. */
 const UNSIZED_READ = 16;
+/**
+ * What the reader keeps of events read from the database for streams and pages behind the window (issue 33), so
+ * that many reading the same events (the pages of one cursor, streams that fell behind together) read, render and
+ * hold each once; and how long it is kept after the last read that used it.
+ */
+const HISTORY_BYTES = 8 * 1024 * 1024;
+const HISTORY_MS = 10_000;
 /** After a failed read, the next try (a new event's signal tries at once). */
 const RETRY_MS = 1000;
 
@@ -36,6 +43,12 @@ export class FeedReader {
   private retryTimer: NodeJS.Timeout | undefined;
   private readSize = UNSIZED_READ;
   private readonly advanced = new EventEmitter().setMaxListeners(0);
+  /** Behind the window: each event read from the database, keyed by the position it follows, oldest read first. */
+  private readonly history = new Map<number, FeedEntry>();
+  private historyBytes = 0;
+  private historyTimer: NodeJS.Timeout | undefined;
+  /** Database reads under way for those behind the window, by `after` and limit: the same read is made once. */
+  private readonly historyReads = new Map<string, Promise<{ entries: FeedEntry[]; expired: boolean }>>();
   private readonly stopListening: () => void;
 
   constructor(
@@ -95,9 +108,81 @@ export class FeedReader {
   ): Promise<{ entries: FeedEntry[]; expired: boolean }> {
     const cached = this.eventsAfter(after, limit);
     if (cached && (following || cached.length > 0)) return { entries: cached, expired: false };
-    const page = await this.readPage(after, limit);
-    if (after < page.prunedThrough) return { entries: [], expired: true };
-    return { entries: page.events.map(feedEntry), expired: false };
+    const known = this.historyAfter(after, limit);
+    if (known.length === limit) return { entries: known, expired: false };
+    const from = known.length > 0 ? known[known.length - 1]!.position : after;
+    const read = await this.readBehind(from, limit - known.length);
+    if (known.length > 0) return { entries: [...known, ...read.entries], expired: false };
+    return read;
+  }
+
+  /**
+   * Events read from the database and rendered once for all who read the same ones behind the window: the same
+   * read under way is shared, and what was read is kept (about HISTORY_BYTES) for those a little behind.
+   */
+  private readBehind(after: number, limit: number): Promise<{ entries: FeedEntry[]; expired: boolean }> {
+    const key = `${after}:${limit}`;
+    const underWay = this.historyReads.get(key);
+    if (underWay) return underWay;
+    const read = this.readPage(after, limit)
+      .then((page) => {
+        if (after < page.prunedThrough) return { entries: [], expired: true };
+        return { entries: this.remember(after, page.events), expired: false };
+      })
+      .finally(() => this.historyReads.delete(key));
+    this.historyReads.set(key, read);
+    return read;
+  }
+
+  /**
+   * The entries of events read after `after`, those already kept shared: the history links each to the position
+   * before it, so a page of it is known to follow on without a gap.
+   */
+  remember(after: number, events: readonly StoredEvent[]): FeedEntry[] {
+    const entries: FeedEntry[] = [];
+    let previous = after;
+    for (const event of events) {
+      let entry = this.history.get(previous);
+      if (entry?.position !== event.position) {
+        if (entry) this.historyBytes -= entry.bytes;
+        entry = feedEntry(event);
+        this.history.set(previous, entry);
+        this.historyBytes += entry.bytes;
+      }
+      entries.push(entry);
+      previous = event.position;
+    }
+    for (const [key, entry] of this.history) {
+      if (this.historyBytes <= HISTORY_BYTES) break;
+      this.history.delete(key);
+      this.historyBytes -= entry.bytes;
+    }
+    this.keepHistory();
+    return entries;
+  }
+
+  /** The kept events that follow `after` without a gap, at most `limit`. */
+  private historyAfter(after: number, limit: number): FeedEntry[] {
+    const entries: FeedEntry[] = [];
+    let previous = after;
+    while (entries.length < limit) {
+      const entry = this.history.get(previous);
+      if (!entry) break;
+      entries.push(entry);
+      previous = entry.position;
+    }
+    if (entries.length > 0) this.keepHistory();
+    return entries;
+  }
+
+  /** The history is let go HISTORY_MS after it was last used. */
+  private keepHistory(): void {
+    clearTimeout(this.historyTimer);
+    this.historyTimer = setTimeout(() => {
+      this.history.clear();
+      this.historyBytes = 0;
+    }, HISTORY_MS);
+    this.historyTimer.unref();
   }
 
   /** Resolves once the reader holds an event beyond `position`, after `timeoutMs`, or on `abort`. */
@@ -130,6 +215,9 @@ export class FeedReader {
   stop(): void {
     this.stopListening();
     this.reset();
+    clearTimeout(this.historyTimer);
+    this.history.clear();
+    this.historyBytes = 0;
   }
 
   private reset(): void {

@@ -86,6 +86,8 @@ export async function sendJsonList<Item>(
       }
       if (items.length < size) break;
       size = Math.max(1, Math.min(MAX_READ, Math.floor(outgoing.readAheadBytes / largest)));
+      // No read ahead for a client that takes nothing now: it may stall, and what was read would wait with it.
+      if (!(await writer.ready(size * largest))) return false;
       items = await list.read(items.at(-1), size);
     }
     const closing = separator === ',' ? list.closing : list.opening + list.closing;

@@ -26,6 +26,12 @@ export type StreamEnd = 'closed' | 'stalled' | 'expired' | 'shutdown';
 /** Small writes are gathered into chunks of about this size: a write per row or event would cost a syscall each. */
 const CHUNK_BYTES = 64 * 1024;
 /**
+ * A text this long goes out as it is, after what was gathered before it, not joined to it: the join would be a copy
+ * per stream of an event every stream sends (issue 33: such copies, promoted while queued, were the instance's
+ * growth with streams that do not read).
+ */
+const WHOLE_BYTES = 16 * 1024;
+/**
  * What a producer reads ahead of its writer at once, as a part of `bufferBytes`: a stream that stalled holds its
  * read-ahead besides its queue, and the kernel takes megabytes from a socket before it stops taking, so a stream
  * reads, renders and throws away many of these before it stalls.
@@ -92,11 +98,11 @@ export class StreamWriter {
   /**
    * Queues `text` and resolves once what waits is within `bufferBytes` again (within a chunk while the instance's
    * streams together hold more than `totalBufferBytes`): true, or false when the stream ended (the producer stops).
-   * Bytes (an encoded batch) go out as they are, after what was gathered before them.
+   * Bytes (an encoded batch) and long texts go out as they are, after what was gathered before them.
    */
   async send(text: string | Buffer): Promise<boolean> {
     if (this.reason) return false;
-    if (typeof text === 'string') {
+    if (typeof text === 'string' && text.length < WHOLE_BYTES) {
       this.gathered += text;
       if (this.gathered.length >= CHUNK_BYTES) this.enqueue();
     } else {
@@ -110,12 +116,25 @@ export class StreamWriter {
   }
 
   /**
+   * Resolves once `bytes` more could be queued without making the producer wait: true, or false when the stream
+   * ended. A producer asks before it reads ahead, so a stream whose client takes nothing holds no read-ahead while
+   * it waits for its stall (issue 33: what it held was promoted garbage by then).
+   */
+  async ready(bytes: number): Promise<boolean> {
+    while (this.holdsTooMuch(bytes) && !this.reason) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    return !this.reason;
+  }
+
+  /**
    * Only a stream whose response takes nothing now holds a queue: it waits for 'drain' (or its stall) either way,
    * so waiting on the instance's total never slows a stream that reads.
    */
-  private holdsTooMuch(): boolean {
-    if (this.queuedBytes > this.limits.bufferBytes) return true;
-    return this.queuedBytes > 0 && this.shared.held > this.limits.totalBufferBytes;
+  private holdsTooMuch(more = 0): boolean {
+    if (this.queuedBytes === 0) return false;
+    if (this.queuedBytes + more > this.limits.bufferBytes) return true;
+    return this.shared.held + more > this.limits.totalBufferBytes;
   }
 
   /**

@@ -7,7 +7,7 @@ const KIB = 1024;
 
 /** A response whose client takes nothing: every write is accepted into its buffer and asks the writer to wait. */
 class ResponseThatTakesNothing extends EventEmitter {
-  write(): boolean {
+  write(_text?: unknown): boolean {
     return false;
   }
 
@@ -67,5 +67,41 @@ describe('StreamWriter (D39)', () => {
     expect(sent).toBe(1);
     first.end('closed');
     expect(shared.held).toBe(0);
+  });
+
+  it('reads ahead only when what waits leaves room for it: a stream whose client takes nothing holds no read-ahead', async () => {
+    const writer = writerFor(limits, { held: 0 });
+    expect(await writer.ready(256 * KIB)).toBe(true);
+    const piece = 'x'.repeat(64 * KIB);
+    // The first piece goes to the response, the next 13 wait: 832 KiB.
+    for (let i = 0; i < 14; i++) void writer.send(piece);
+
+    const room = writer.ready(128 * KIB);
+    const readAhead = writer.ready(256 * KIB);
+
+    expect(await room).toBe(true);
+    const waited = await Promise.race([readAhead.then(() => false), new Promise((r) => setImmediate(r, true))]);
+    expect(waited).toBe(true);
+    writer.end('closed');
+    expect(await readAhead).toBe(false);
+  });
+
+  it('hands a long text on as it is after what was gathered, not joined to it', async () => {
+    const written: string[] = [];
+    const res = new (class extends ResponseThatTakesNothing {
+      override write(text?: unknown): boolean {
+        written.push(String(text));
+        return written.length > 1;
+      }
+    })();
+    const writer = new StreamWriter(res as unknown as Response, limits, () => undefined, undefined, { held: 0 });
+    const event = 'e'.repeat(20 * KIB);
+
+    await writer.send('[');
+    await writer.send(event);
+    res.emit('drain');
+
+    expect(written).toEqual(['[', event]);
+    writer.end('closed');
   });
 });

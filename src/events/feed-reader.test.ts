@@ -1,0 +1,74 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { FeedReader } from './feed-reader.js';
+import { FeedSignal } from './feed-signal.js';
+import type { FeedPage, StoredEvent } from './sql.js';
+
+function storedEvent(position: number): StoredEvent {
+  return {
+    position,
+    id: `e${position}`,
+    type: 'product.event.updated',
+    resourceKey: 'k',
+    requestId: null,
+    traceparent: null,
+    occurredAt: new Date(0),
+    resource: `{"sku":"S-${position}","padding":"${'p'.repeat(1000)}"}`,
+  };
+}
+
+/** A feed of events 1..100 in a database the test counts the reads of; no stream follows, so no window is kept. */
+function readerOverAFeed(): { reader: FeedReader; reads: { after: number | undefined; limit: number }[] } {
+  const reads: { after: number | undefined; limit: number }[] = [];
+  const readPage = (after: number | undefined, limit: number): Promise<FeedPage> => {
+    reads.push({ after, limit });
+    const events: StoredEvent[] = [];
+    for (let position = (after ?? 0) + 1; position <= 100 && events.length < limit; position++) {
+      events.push(storedEvent(position));
+    }
+    return Promise.resolve({ prunedThrough: 0, sequencedThrough: 100, events });
+  };
+  const signal = new FeedSignal();
+  signal.advance(100);
+  return { reader: new FeedReader(readPage, signal, pino({ level: 'silent' })), reads };
+}
+
+describe('the feed reader for pages behind its window (issue 33)', () => {
+  it('reads the same events once for pages that read them at the same time, and gives each the same entries', async () => {
+    const { reader, reads } = readerOverAFeed();
+
+    const pages = await Promise.all(Array.from({ length: 5 }, () => reader.entriesAfter(10, 3, false)));
+
+    expect(reads).toEqual([{ after: 10, limit: 3 }]);
+    expect(pages[0]!.entries.map((entry) => entry.position)).toEqual([11, 12, 13]);
+    for (const page of pages) expect(page.entries).toEqual(pages[0]!.entries);
+    expect(pages[4]!.entries[0]).toBe(pages[0]!.entries[0]);
+    reader.stop();
+  });
+
+  it('answers a page a little behind another from what that one read, and reads only what follows it', async () => {
+    const { reader, reads } = readerOverAFeed();
+    const ahead = await reader.entriesAfter(10, 4, false);
+
+    const behind = await reader.entriesAfter(12, 4, false);
+
+    expect(behind.entries.map((entry) => entry.position)).toEqual([13, 14, 15, 16]);
+    expect(behind.entries[0]).toBe(ahead.entries[2]);
+    expect(reads).toEqual([
+      { after: 10, limit: 4 },
+      { after: 14, limit: 2 },
+    ]);
+    reader.stop();
+  });
+
+  it('shares the first events a page read to check its cursor with the pages that read them next', async () => {
+    const { reader, reads } = readerOverAFeed();
+    const first = reader.remember(0, [storedEvent(1), storedEvent(2)]);
+
+    const next = await reader.entriesAfter(0, 2, false);
+
+    expect(next.entries[1]).toBe(first[1]);
+    expect(reads).toEqual([]);
+    reader.stop();
+  });
+});
