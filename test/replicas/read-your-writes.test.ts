@@ -102,16 +102,18 @@ describeWith(
       expect(await replicaHas(product.sku)).toBe(false);
     });
 
-    it('answers a PUT Product with its new label at once, not the copy the replica holds', async () => {
-      const { app } = instances[0]!;
+    /**
+     * A Product labelled 'before' that the replica has replayed, then replay paused and the Product relabelled
+     * 'after' through `writer`: the replica holds the former label for as long as the test wants.
+     */
+    async function relabelledBehindReplica(writer: Express): Promise<{ sku: string; path: string }> {
       const product = aProduct({ label: 'before' });
-      const created = await call(app, 'post', '/v1/products').send(product);
+      const created = await call(writer, 'post', '/v1/products').send(product);
       expect(created.status).toBe(201);
       await pauseReplayOnceReplayed(product.sku);
       const path = new URL(created.headers.location!).pathname;
-      const stored = (await call(app, 'get', path)).body as { pKey: string; ol: number };
-
-      const put = await call(app, 'put', '/v1/products').send({
+      const stored = (await call(writer, 'get', path)).body as { pKey: string; ol: number };
+      const put = await call(writer, 'put', '/v1/products').send({
         pKey: stored.pKey,
         ol: stored.ol,
         sku: product.sku,
@@ -119,59 +121,33 @@ describeWith(
         baseUnit: pc(1),
       });
       expect(put.status).toBe(200);
-      expect(((await call(app, 'get', path)).body as { label: string }).label).toBe('after');
-      expect(((await call(app, 'get', `/v1/products?sku=${product.sku}`)).body as { label: string }).label).toBe(
-        'after',
-      );
+      return { sku: product.sku, path };
+    }
+
+    const labelOf = async (app: Express, path: string): Promise<string> =>
+      ((await call(app, 'get', path)).body as { label: string }).label;
+
+    it('answers a PUT Product with its new label at once, not the copy the replica holds', async () => {
+      const { app } = instances[0]!;
+      const { sku, path } = await relabelledBehindReplica(app);
+      expect(await labelOf(app, path)).toBe('after');
+      expect(await labelOf(app, `/v1/products?sku=${sku}`)).toBe('after');
     });
 
     it("answers a Product PUT on another instance with its new label, not the replica's copy", async () => {
       const [writer, reader] = instances as [Instance, Instance];
-      const product = aProduct({ label: 'before' });
-      const created = await call(writer.app, 'post', '/v1/products').send(product);
-      expect(created.status).toBe(201);
-      await pauseReplayOnceReplayed(product.sku);
-      const path = new URL(created.headers.location!).pathname;
-      const stored = (await call(reader.app, 'get', path)).body as { pKey: string; ol: number };
-
-      const put = await call(writer.app, 'put', '/v1/products').send({
-        pKey: stored.pKey,
-        ol: stored.ol,
-        sku: product.sku,
-        label: 'after',
-        baseUnit: pc(1),
-      });
-      expect(put.status).toBe(200);
-      expect(((await call(reader.app, 'get', path)).body as { label: string }).label).toBe('after');
-      expect(((await call(reader.app, 'get', `/v1/products?sku=${product.sku}`)).body as { label: string }).label).toBe(
-        'after',
-      );
-      expect(await clusters.onReplica('SELECT label FROM product WHERE sku = $1', [product.sku])).toEqual([
+      const { sku, path } = await relabelledBehindReplica(writer.app);
+      expect(await labelOf(reader.app, path)).toBe('after');
+      expect(await labelOf(reader.app, `/v1/products?sku=${sku}`)).toBe('after');
+      expect(await clusters.onReplica('SELECT label FROM product WHERE sku = $1', [sku])).toEqual([
         { label: 'before' },
       ]);
     });
 
     it('with DATABASE_READ_AFTER=own-writes, lets the replica answer a read after another instance wrote', async () => {
       const [writer, , ownWrites] = instances as [Instance, Instance, Instance];
-      const product = aProduct({ label: 'before' });
-      const created = await call(writer.app, 'post', '/v1/products').send(product);
-      expect(created.status).toBe(201);
-      await pauseReplayOnceReplayed(product.sku);
-      const stored = (await call(writer.app, 'get', `/v1/products?sku=${product.sku}`)).body as {
-        pKey: string;
-        ol: number;
-      };
-      const put = await call(writer.app, 'put', '/v1/products').send({
-        pKey: stored.pKey,
-        ol: stored.ol,
-        sku: product.sku,
-        label: 'after',
-        baseUnit: pc(1),
-      });
-      expect(put.status).toBe(200);
-
-      const read = await call(ownWrites.app, 'get', `/v1/products?sku=${product.sku}`);
-      expect((read.body as { label: string }).label).toBe('before');
+      const { sku } = await relabelledBehindReplica(writer.app);
+      expect(await labelOf(ownWrites.app, `/v1/products?sku=${sku}`)).toBe('before');
     });
 
     it('answers the reservation an allocation returned, on this instance and on another', async () => {
