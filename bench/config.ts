@@ -178,7 +178,7 @@ export const OTHER_VARIABLES: readonly { name: string; fallback: string; meaning
     name: 'BENCH_KEYED_FIRST',
     fallback: 'unset',
     meaning:
-      '`1`: scenario 14 runs the intake with an Idempotency-Key before the one without, for comparing both orders (issue 34)',
+      "`1`: scenario 14 runs the intake with an Idempotency-Key before the one without, for comparing both orders (issue 34); either way the first one's rows are removed before the second, so both start from the same tables",
   },
   {
     name: 'BENCH_CPU_PROF',

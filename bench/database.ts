@@ -135,12 +135,17 @@ export async function openBenchDatabase(serverUrl: string | undefined): Promise<
  * keyed run, second, took twice the PostgreSQL CPU per product while they ran), nor plan on stale statistics.
  */
 export async function settleBetweenRuns(pool: pg.Pool): Promise<void> {
+  await waitForNumbering(pool);
+  await pool.query('VACUUM ANALYZE');
+}
+
+/** Waits (5 minutes at most) until every event written so far has its position. */
+export async function waitForNumbering(pool: pg.Pool): Promise<void> {
   for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
     const { rows } = await pool.query<{ waiting: boolean }>(
       'SELECT EXISTS (SELECT FROM event_outbox WHERE position IS NULL) AS waiting',
     );
-    if (!rows[0]!.waiting) break;
+    if (!rows[0]!.waiting) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  await pool.query('VACUUM ANALYZE');
 }

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type pg from 'pg';
 import { step } from './progress.js';
-import { settleBetweenRuns } from './database.js';
+import { settleBetweenRuns, waitForNumbering } from './database.js';
 import { formatNumber, ratioOf, type BenchContext, type ScenarioResult } from './results.js';
 import { describeMove, moveAndWait, moveTargets, openSkuStream } from './move-after-intake.js';
 import { MIN_KEYED_RATIO, piecesOf, postNdjson, timedCopy } from './scenario-7-import.js';
@@ -67,21 +67,62 @@ async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<nu
 }
 
 /**
+ * Removes what one of the compared intakes wrote, once its events are numbered: its ledger rows and events (by
+ * its request id), its units, LoadUnits and TransportUnits (by the TransportUnits' prefix). The ledger is
+ * append-only and its trigger refuses a DELETE, so that statement and the events' run with the session's triggers
+ * off (`session_replication_role`, which needs the bench's superuser); the units are deleted with their triggers,
+ * so the stock levels lose what the intake added.
+ */
+async function removeIntake(pool: pg.Pool, prefix: string, requestId: string): Promise<void> {
+  await waitForNumbering(pool);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL session_replication_role = replica');
+    await client.query('DELETE FROM stock_movement WHERE request_id = $1', [requestId]);
+    await client.query('DELETE FROM event_outbox WHERE request_id = $1', [requestId]);
+    await client.query('SET LOCAL session_replication_role = origin');
+    const transportUnits = `SELECT id FROM transport_unit WHERE bk LIKE $1`;
+    const loadUnits = `SELECT id FROM load_unit WHERE transport_unit_id IN (${transportUnits})`;
+    await client.query(`DELETE FROM packaging_unit WHERE load_unit_id IN (${loadUnits})`, [`${prefix}-%`]);
+    await client.query(`DELETE FROM load_unit WHERE transport_unit_id IN (${transportUnits})`, [`${prefix}-%`]);
+    await client.query('DELETE FROM transport_unit WHERE bk LIKE $1', [`${prefix}-%`]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Scenario 14 (issue 26): one streamed NDJSON stock intake (POST /v1/packaging-units) of BENCH_INTAKE_UNITS units
  * across a TransportUnit per 100 units, each created with its LoadUnit on the spot; units/s against a raw COPY
  * of the same unit rows in the same run.
  */
 export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
   const count = ctx.config.intakeUnits;
+  const pool = ctx.db.pool;
   step(`scenario 14: NDJSON stock intake of ${formatNumber(count)} units`);
   await postIntake(ctx, 'IW', 1000, 'bench-s14-warmup');
-  // Both runs compared start settled (the run before numbered and vacuumed) and from fresh statistics: without, the
-  // second intake's check of mixed LoadUnits once ran for more than 5 minutes.
-  // The second of two intakes goes into a table holding the first's units, so BENCH_KEYED_FIRST swaps the order
-  // to tell that from the key's cost. Issue 33 item 4: during the intake without a key a reader of the moved
+  // Issue 34: the intake with an Idempotency-Key is compared with the one without, and both must start from the
+  // same tables. The second of two used to go into tables holding the first's million units, ledger rows and
+  // events, and PostgreSQL's CPU for that second million differed by up to a third between runs (the ratio swung
+  // from 1.045× to 0.85×, key second both times). So the first run's rows are removed before the second, and each
+  // run starts settled: every event numbered, VACUUM ANALYZE (the removed rows' space free again, fresh
+  // statistics), and a CHECKPOINT, so that neither run writes out the dirty pages of what came before it.
+  // BENCH_KEYED_FIRST swaps the order. Issue 33 item 4: during the intake without a key a reader of the moved
   // Product's events is open throughout, and the move follows the 201 at once.
+  // The 1-minute load average as each run starts, in the order they run.
+  const startLoads: number[] = [];
+  const settle = async () => {
+    await settleBetweenRuns(pool);
+    await pool.query('CHECKPOINT');
+    startLoads.push(os.loadavg()[0]!);
+  };
   const plain = async () => {
-    await settleBetweenRuns(ctx.db.pool);
+    await settle();
     const stream = await openSkuStream(ctx.service.baseUrl, ctx.authorization);
     try {
       return await postIntake(ctx, 'IT', count, 'bench-s14', { onCreated: () => moveAndWait(ctx, stream) });
@@ -91,20 +132,35 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
   };
   const withKey = async () => {
     step(`scenario 14: the same intake with an Idempotency-Key`);
-    await settleBetweenRuns(ctx.db.pool);
+    await settle();
     return postIntake(ctx, 'IK', count, 'bench-s14-keyed', { idempotencyKey: `bench-s14-${Date.now()}` });
   };
   const keyedFirst = ctx.config.keyedFirst;
-  const keyedBefore = keyedFirst ? await withKey() : undefined;
-  const keyedBeforeLoad = os.loadavg()[0]!;
-  const run = await plain();
-  const runLoad = os.loadavg()[0]!;
-  const keyed = keyedBefore ?? (await withKey());
-  const keyedLoad = keyedBefore ? keyedBeforeLoad : os.loadavg()[0]!;
+  let run: Awaited<ReturnType<typeof plain>>;
+  let keyed: Awaited<ReturnType<typeof withKey>>;
+  let runLoad: number;
+  let keyedLoad: number;
+  if (keyedFirst) {
+    keyed = await withKey();
+    keyedLoad = os.loadavg()[0]!;
+    step('scenario 14: removing the keyed intake before the one without');
+    await removeIntake(pool, 'IK', 'bench-s14-keyed');
+    run = await plain();
+    runLoad = os.loadavg()[0]!;
+  } else {
+    run = await plain();
+    runLoad = os.loadavg()[0]!;
+    step('scenario 14: removing the intake without a key before the keyed one');
+    await removeIntake(pool, 'IT', 'bench-s14');
+    keyed = await withKey();
+    keyedLoad = os.loadavg()[0]!;
+  }
+  // The raw COPY goes into the LoadUnits of the intake that was kept, the second.
+  const keptPrefix = keyedFirst ? 'IT' : 'IK';
   const move = run.then!;
   step(`scenario 14: ${describeMove(move)}`);
   const keyedRatio = run.ms / keyed.ms;
-  const copyMs = await rawCopy(ctx.db.pool, 'IT', count);
+  const copyMs = await rawCopy(pool, keptPrefix, count);
   const perSecond = (ms: number): number => (count / ms) * 1000;
   const throughput = perSecond(run.ms);
   const ceiling = perSecond(copyMs);
@@ -159,7 +215,9 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
       transportUnits: Math.ceil(count / UNITS_PER_TRANSPORT_UNIT),
       outboxEvents: run.events,
       keyedFirst,
-      // The 1-minute load average as each run ended: the machine may be shared.
+      // The 1-minute load average as each run started and ended: the machine may be shared.
+      startLoadAverage: Number(startLoads[keyedFirst ? 1 : 0]!.toFixed(2)),
+      keyedStartLoadAverage: Number(startLoads[keyedFirst ? 0 : 1]!.toFixed(2)),
       loadAverage: Number(runLoad.toFixed(2)),
       keyedLoadAverage: Number(keyedLoad.toFixed(2)),
       serviceCpuMsPerUnit: cpuMsPerUnit(run.cpu?.target, run.ms),
@@ -175,8 +233,11 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
       `Issue 33 item 4: a ${'`'}GET /v1/events?sku=${'`'} stream of another Product was open during the intake; a quantity ` +
         `move of that Product was sent as soon as the 201 came: ${describeMove(move)}. The numbering instant is the ` +
         'commit boundary the sequencer recorded with the run that numbered it.',
-      'The raw COPY writes the unit rows only, into the LoadUnits the intake created: no validation, no staging ' +
-        'table, no TransportUnits or LoadUnits, no ledger rows, no events.',
+      `With and without an Idempotency-Key (${keyedFirst ? 'keyed first' : 'keyed second'}): both intakes start ` +
+        "from the same tables. The first one's units, LoadUnits, TransportUnits, ledger rows and events are " +
+        'removed before the second, and each starts after its events are numbered, VACUUM ANALYZE and a CHECKPOINT.',
+      'The raw COPY writes the unit rows only, into the LoadUnits the second intake created: no validation, no ' +
+        'staging table, no TransportUnits or LoadUnits, no ledger rows, no events.',
     ],
   };
 }
