@@ -90,14 +90,15 @@ export async function sequenceCommittedEvents(
              RETURNING position)
            SELECT (SELECT count(*) FROM assigned)::int AS assigned,
                   COALESCE((SELECT sequenced_through FROM advanced),
-                           (SELECT sequenced_through FROM event_feed_state WHERE id = 1)) AS "sequencedThrough"`,
-    values: [limit],
+                           (SELECT sequenced_through FROM event_feed_state WHERE id = 1)) AS "sequencedThrough",
+                  (SELECT pg_notify($2::text, sequenced_through::text) FROM advanced) AS notified`,
+    values: [limit, SEQUENCED_CHANNEL],
   });
-  const row = result.rows[0]!;
-  if (row.assigned > 0) {
-    await tx.query('SELECT pg_notify($1::text, $2::text)', [SEQUENCED_CHANNEL, String(row.sequencedThrough)]);
-  }
-  return row;
+  // The notice (sent at the commit) goes with the numbering statement: a statement of its own was one more round
+  // trip with the feed's lock held, waiting for this process's event loop (busy rendering a bulk load's events for
+  // the streams: up to 0.3 s idle in transaction was sampled after a 200,000-unit intake).
+  const { assigned, sequencedThrough } = result.rows[0]!;
+  return { assigned, sequencedThrough };
 }
 
 /** Removes the dead rows numbering leaves in the default part, so later runs and probes do not step over them. */

@@ -48,7 +48,7 @@ async function numberingPlan(limit: number): Promise<string[]> {
     await client.query('BEGIN');
     await client.query(lock!);
     const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (FORMAT JSON) ${numbering!.replaceAll('$1', String(limit))}`,
+      `EXPLAIN (FORMAT JSON) ${numbering!.replaceAll('$1', String(limit)).replaceAll('$2', "'inventory_events'")}`,
     );
     return nodesOf(rows[0]!['QUERY PLAN'][0].Plan);
   } finally {
