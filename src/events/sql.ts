@@ -22,6 +22,13 @@ const EVENT_COLUMNS = `e.position, e.id, e.type, e.resource_key AS "resourceKey"
 /**
  * Plans a numbering run or a backlog reading may not use (see sequenceCommittedEvents): only the ordered index walk
  * remains. Selected with a statement's other columns, they hold for the rest of its transaction.
+ *
+ * And no generic plan: the statements are prepared (named), and after five runs PostgreSQL may keep a plan made
+ * without the parameters' values and from the default part's size at that moment. A sequencer that started on an
+ * empty outbox kept a plan taking the whole default part as the outer side of its join, with the run's `pending`
+ * rescanned for each of its rows: after a 200,000-unit intake the first run of 5,000 took 118 s (bench/notes.md,
+ * "Numbering after an intake"). A custom plan, made each run from the part's present size, costs about a
+ * millisecond.
  */
 const PLANS_OFF = [
   'enable_seqscan',
@@ -32,6 +39,7 @@ const PLANS_OFF = [
   'enable_material',
 ]
   .map((setting) => `set_config('${setting}', 'off', true)`)
+  .concat(`set_config('plan_cache_mode', 'force_custom_plan', true)`)
   .join(', ');
 
 /**
@@ -82,14 +90,15 @@ export async function sequenceCommittedEvents(
              RETURNING position)
            SELECT (SELECT count(*) FROM assigned)::int AS assigned,
                   COALESCE((SELECT sequenced_through FROM advanced),
-                           (SELECT sequenced_through FROM event_feed_state WHERE id = 1)) AS "sequencedThrough"`,
-    values: [limit],
+                           (SELECT sequenced_through FROM event_feed_state WHERE id = 1)) AS "sequencedThrough",
+                  (SELECT pg_notify($2::text, sequenced_through::text) FROM advanced) AS notified`,
+    values: [limit, SEQUENCED_CHANNEL],
   });
-  const row = result.rows[0]!;
-  if (row.assigned > 0) {
-    await tx.query('SELECT pg_notify($1::text, $2::text)', [SEQUENCED_CHANNEL, String(row.sequencedThrough)]);
-  }
-  return row;
+  // The notice (sent at the commit) goes with the numbering statement: a statement of its own was one more round
+  // trip with the feed's lock held, waiting for this process's event loop (busy rendering a bulk load's events for
+  // the streams: up to 0.3 s idle in transaction was sampled after a 200,000-unit intake).
+  const { assigned, sequencedThrough } = result.rows[0]!;
+  return { assigned, sequencedThrough };
 }
 
 /** Removes the dead rows numbering leaves in the default part, so later runs and probes do not step over them. */
@@ -103,7 +112,16 @@ export interface FeedPage {
   events: StoredEvent[];
 }
 
-/** The events after `after` in commit order, with the feed's bounds read in the same snapshot. */
+/**
+ * The events after `after` in commit order, with the feed's bounds read in the same snapshot.
+ *
+ * Positions after `pruned_through` are gapless (D29), so the page's events all lie in (after, after + limit]: the
+ * range bounds the index scan of each part whatever the plan. Without the upper bound, a part's statistics taken
+ * before a bulk load (a few rows where there are a million) made the planner append every part's events after the
+ * cursor and sort them for the LIMIT: a page read every numbered event up to the head (525 ms for 1,000 of 103,012
+ * behind, bench/notes.md "Numbering after an intake"), and the feed reader behind a bulk load took the CPU that
+ * numbering needed. `GREATEST` skips a NULL `after` and an expired one (the page is then the first kept events).
+ */
 export async function selectFeedPage(db: Queryable, after: number | undefined, limit: number): Promise<FeedPage> {
   const result = await db.query<{ prunedThrough: number; sequencedThrough: number } & Partial<StoredEvent>>({
     name: 'select-feed-page',
@@ -111,7 +129,9 @@ export async function selectFeedPage(db: Queryable, after: number | undefined, l
              FROM event_feed_state s
              LEFT JOIN LATERAL (
                SELECT * FROM event_outbox
-                WHERE position > COALESCE($1::bigint, s.pruned_through) ORDER BY position LIMIT $2) e ON true
+                WHERE position > COALESCE($1::bigint, s.pruned_through)
+                  AND position <= GREATEST($1::bigint, s.pruned_through) + $2
+                ORDER BY position LIMIT $2) e ON true
             WHERE s.id = 1
             ORDER BY e.position`,
     values: [after ?? null, limit],
@@ -171,7 +191,11 @@ export async function releaseRelayLease(db: Queryable, exchange: string, owner: 
 export async function selectEventsAfter(db: Queryable, after: number, limit: number): Promise<StoredEvent[]> {
   const result = await db.query<StoredEvent>({
     name: 'select-events-after',
-    text: `SELECT ${EVENT_COLUMNS} FROM event_outbox e WHERE e.position > $1 ORDER BY e.position LIMIT $2`,
+    // Bounded as the feed page is (see selectFeedPage): the batch lies in (after, after + limit] past the pruned.
+    text: `SELECT ${EVENT_COLUMNS} FROM event_outbox e
+            WHERE e.position > $1
+              AND e.position <= GREATEST($1::bigint, (SELECT pruned_through FROM event_feed_state WHERE id = 1)) + $2
+            ORDER BY e.position LIMIT $2`,
     values: [after, limit],
   });
   return result.rows;

@@ -142,7 +142,12 @@ describe('event positions (D29)', () => {
       await insertEvent(client, null);
 
       // The numbering statement is the sequencer's second query, after the lock of the feed's state.
-      const plan = await genericPlanOf(client, (tx) => sequenceCommittedEvents(tx as unknown as Tx, 100), '100', 1);
+      const plan = await genericPlanOf(
+        client,
+        (tx) => sequenceCommittedEvents(tx as unknown as Tx, 100),
+        "100, 'inventory_events'",
+        1,
+      );
 
       expect(new Set(outboxPartsRead(plan))).toEqual(new Set(['event_outbox_unnumbered']));
     });
