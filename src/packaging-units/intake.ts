@@ -1,6 +1,6 @@
 import { copyLines } from '../db/copy.js';
 import { allowLongStatements, type Tx } from '../db/tx.js';
-import { appendEvents } from '../events/outbox.js';
+import { appendEvents, BULK_EVENTS, countBulkEventsForPlanner } from '../events/outbox.js';
 import { validationError } from '../http/api-error.js';
 import type { BodyLine } from '../http/body.js';
 import { parseLineInput, parseLineObject } from '../http/ndjson-line.js';
@@ -85,14 +85,17 @@ async function refuseWhatSingleCreatesWould(tx: Tx, hasLoadUnits: boolean, mixed
 
 /** D27: the events of every inserted unit, read back and rendered as GET renders them, a batch at a time. */
 async function appendUnitEvents(tx: Tx, requestId: string): Promise<void> {
+  let appended = 0;
   for (let ids = await intakeUnitIdsAfter(tx, 0, EVENT_BATCH); ids.length > 0;) {
     const events = await unitEvents(
       tx,
       ids.map((id) => ({ type: 'pu.event.created' as const, id })),
     );
     await appendEvents(tx, events, requestId);
+    appended += events.length;
     ids = await intakeUnitIdsAfter(tx, ids[ids.length - 1]!, EVENT_BATCH);
   }
+  if (appended >= BULK_EVENTS) await countBulkEventsForPlanner(tx);
 }
 
 export interface IntakeOptions {
