@@ -67,11 +67,13 @@ async function rawCopy(pool: pg.Pool, prefix: string, count: number): Promise<nu
 }
 
 /**
- * Removes what one of the compared intakes wrote, once its events are numbered: its ledger rows and events (by
- * its request id), its units, LoadUnits and TransportUnits (by the TransportUnits' prefix). The ledger is
- * append-only and its trigger refuses a DELETE, so that statement and the events' run with the session's triggers
- * off (`session_replication_role`, which needs the bench's superuser); the units are deleted with their triggers,
- * so the stock levels lose what the intake added.
+ * Removes what one of the compared intakes wrote, once its events are numbered: its ledger rows (by its request
+ * id), its units, LoadUnits and TransportUnits (by the TransportUnits' prefix). The ledger is append-only and its
+ * trigger refuses a DELETE, so that statement runs with the session's triggers off (`session_replication_role`,
+ * which needs the bench's superuser); the units are deleted with their triggers, so the stock levels lose what the
+ * intake added. Its events stay: positions are gapless (D29), and the feed and the relay read a page as the next
+ * positions, so a hole of a million would end every later scenario's relay at it (scenarios 9 and 16 of the run of
+ * 2026-11-29 13:58 waited for it in vain).
  */
 async function removeIntake(pool: pg.Pool, prefix: string, requestId: string): Promise<void> {
   await waitForNumbering(pool);
@@ -80,7 +82,6 @@ async function removeIntake(pool: pg.Pool, prefix: string, requestId: string): P
     await client.query('BEGIN');
     await client.query('SET LOCAL session_replication_role = replica');
     await client.query('DELETE FROM stock_movement WHERE request_id = $1', [requestId]);
-    await client.query('DELETE FROM event_outbox WHERE request_id = $1', [requestId]);
     await client.query('SET LOCAL session_replication_role = origin');
     const transportUnits = `SELECT id FROM transport_unit WHERE bk LIKE $1`;
     const loadUnits = `SELECT id FROM load_unit WHERE transport_unit_id IN (${transportUnits})`;
