@@ -235,8 +235,9 @@ export async function stockIntake(ctx: BenchContext): Promise<ScenarioResult> {
         `move of that Product was sent as soon as the 201 came: ${describeMove(move)}. The numbering instant is the ` +
         'commit boundary the sequencer recorded with the run that numbered it.',
       `With and without an Idempotency-Key (${keyedFirst ? 'keyed first' : 'keyed second'}): both intakes start ` +
-        "from the same tables. The first one's units, LoadUnits, TransportUnits, ledger rows and events are " +
-        'removed before the second, and each starts after its events are numbered, VACUUM ANALYZE and a CHECKPOINT.',
+        "from the same tables. The first one's units, LoadUnits, TransportUnits and ledger rows are removed before " +
+        'the second (its events stay: positions are gapless), and each starts after its events are numbered, ' +
+        'VACUUM ANALYZE and a CHECKPOINT.',
       'The raw COPY writes the unit rows only, into the LoadUnits the second intake created: no validation, no ' +
         'staging table, no TransportUnits or LoadUnits, no ledger rows, no events.',
     ],
