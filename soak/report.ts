@@ -217,7 +217,10 @@ export function failuresOf(
   return failures;
 }
 
-/** Issue 37 (D41): a resource never disappears, and the writing instance never reads back older data. */
+/**
+ * Issue 37 (D41): a resource never disappears, and no instance reads back older data than a write answered before
+ * the read (the instances run with the default DATABASE_READ_AFTER=any-write).
+ */
 export function readYourWritesFailures(tally: ReadYourWritesTally): string[] {
   const failures: string[] = [];
   if (tally.ownReads404 > 0)
@@ -225,6 +228,7 @@ export function readYourWritesFailures(tally: ReadYourWritesTally): string[] {
   if (tally.otherReads404 > 0)
     failures.push(`${count(tally.otherReads404)} × 404 reading a Product on another instance`);
   if (tally.ownStale > 0) failures.push(`${count(tally.ownStale)} × older label read on the instance that wrote it`);
+  if (tally.otherStale > 0) failures.push(`${count(tally.otherStale)} × older label read on another instance`);
   const unexpected = Object.entries(tally.statuses).flatMap(([stepName, statuses]) =>
     Object.keys(statuses)
       .map(Number)

@@ -363,7 +363,7 @@ export interface Config {
   readonly port: number;
   readonly host?: string;
   readonly databaseUrl?: string;
-  /** Issue 17: a streaming replica for reads that need not see the caller's own last write (src/db/read-replica.ts). */
+  /** Issue 17: a streaming replica for reads, once it has what they must see (D41, src/db/read-replica.ts). */
   readonly readReplica?: {
     readonly url: string;
     /** Reads go to the primary while the replica is further behind than this. */

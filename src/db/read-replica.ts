@@ -8,9 +8,9 @@ import { isRetryable, type Queryable } from './tx.js';
 import { lsnBytes, PrimaryPositions, WriteFence, type ReadsAfter } from './wal-positions.js';
 
 /**
- * Issue 17: reads that need not see the caller's own last write (finders, lists, streams, the feed's pages) may be
- * served by a streaming replica (DATABASE_READ_URL). Writes, and every read a write decides on, use the primary pool
- * directly, inside withTransaction.
+ * Issue 17: reads (finders, lists, streams, the feed's pages) may be served by a streaming replica
+ * (DATABASE_READ_URL) once it has replayed what they must see (D41). Writes, and every read a write decides on, use
+ * the primary pool directly, inside withTransaction.
  */
 export interface Reads {
   /**

@@ -12,7 +12,7 @@ import type { StreamedImports } from './streamed-imports.js';
 export interface FeatureDependencies {
   /** The primary: writes (withTransaction), the reads a write decides on, and reads of the caller's own write. */
   readonly pool: pg.Pool;
-  /** Issue 17: reads that need not see the caller's own last write (the read replica while it keeps up). */
+  /** Issue 17: reads that may be served by the read replica (while it keeps up and has what they must see, D41). */
   readonly reads: Reads;
   readonly config: Config;
   readonly events: EventsRuntime;
