@@ -44,7 +44,7 @@ export function signalEventsAfterCommit(tx: Tx): void {
 export const EVENTS_PER_STATEMENT = 10_000;
 
 /** A transaction that writes at least this many events is a bulk load: it leaves the outbox's statistics true. */
-export const BULK_EVENTS = 10_000;
+const BULK_EVENTS = 10_000;
 
 /**
  * D39: a bulk load's last statement before its commit, so numbering plans from statistics that count its events.
@@ -55,8 +55,8 @@ export const BULK_EVENTS = 10_000;
  * transaction, ANALYZE counts the load's rows and its figures commit with them; SKIP_LOCKED leaves the part alone
  * while a vacuum of it runs rather than wait for it with the load's locks held.
  */
-export async function countBulkEventsForPlanner(tx: Tx): Promise<void> {
-  await tx.query('ANALYZE (SKIP_LOCKED) event_outbox_unnumbered');
+export async function countBulkEventsForPlanner(tx: Tx, eventsWritten: number): Promise<void> {
+  if (eventsWritten >= BULK_EVENTS) await tx.query('ANALYZE (SKIP_LOCKED) event_outbox_unnumbered');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { copyLines } from '../db/copy.js';
 import { allowLongStatements, type Tx } from '../db/tx.js';
-import { appendEvents, BULK_EVENTS, countBulkEventsForPlanner } from '../events/outbox.js';
+import { appendEvents, countBulkEventsForPlanner } from '../events/outbox.js';
 import { validationError } from '../http/api-error.js';
 import type { BodyLine } from '../http/body.js';
 import { parseLineInput, parseLineObject } from '../http/ndjson-line.js';
@@ -95,7 +95,7 @@ async function appendUnitEvents(tx: Tx, requestId: string): Promise<void> {
     appended += events.length;
     ids = await intakeUnitIdsAfter(tx, ids[ids.length - 1]!, EVENT_BATCH);
   }
-  if (appended >= BULK_EVENTS) await countBulkEventsForPlanner(tx);
+  await countBulkEventsForPlanner(tx, appended);
 }
 
 export interface IntakeOptions {

@@ -1,5 +1,5 @@
 import type { Tx } from '../db/tx.js';
-import { BULK_EVENTS, countBulkEventsForPlanner, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
+import { countBulkEventsForPlanner, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { insertImportedProductEvents } from './import-sql.js';
 import type { ProductRow } from './sql.js';
 import { productView } from './view.js';
@@ -36,7 +36,7 @@ export async function appendImportedProductEvents(
   if (products > 1) await withoutJit(tx);
   const { written, pKey } = await insertImportedProductEvents(tx, requestId, products === 1);
   requireOneEventPerProduct(written, products);
-  if (written >= BULK_EVENTS) await countBulkEventsForPlanner(tx);
+  await countBulkEventsForPlanner(tx, written);
   signalEventsAfterCommit(tx);
   return pKey;
 }
