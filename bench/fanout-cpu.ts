@@ -3,6 +3,7 @@
  * CPU per second with no stream open and with 1,000 gzip SSE streams open (half `sku=` filtered), while the same
  * product writes run at a fixed rate; and the CPU of this process, which reads all the streams.
  * Usage: BENCH_DATABASE_URL=postgres://… npx tsx bench/fanout-cpu.ts <main.js> [<main.js> …] (alternate builds)
+ * BENCH_CPU_PROF=1 writes each service's CPU profile to bench/results/profiles/fanout-<n>/.
  * Settings: FANOUT_GZIP (1; 0: uncompressed streams), FANOUT_STREAMS (1000), FANOUT_RATE (posts/s, 25), FANOUT_LINES (events per tick, 4), FANOUT_SECONDS (20).
  */
 import { readFileSync } from 'node:fs';
@@ -154,7 +155,7 @@ async function main(): Promise<number> {
     const service = await startService({
       databaseUrl: url,
       jwtSecret: JWT_SECRET,
-      cpuProfile: false,
+      cpuProfile: process.env.BENCH_CPU_PROF === '1',
       main,
       name: `fanout-${index}`,
     });

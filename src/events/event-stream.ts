@@ -4,8 +4,9 @@ import { GzipFrames, SharedDeflate } from '../http/gzip-frames.js';
 import { EVENT_STREAM } from '../http/media-types.js';
 import { tooManyAtOnce } from '../http/server-error.js';
 import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
-import { matches, type FeedFilter } from './feed-filter.js';
+import type { FeedFilter } from './feed-filter.js';
 import { readSizeFor, type FeedReader } from './feed-reader.js';
+import { filterKey, SharedBatches, type Batch } from './shared-batches.js';
 import { StreamPulse } from './stream-pulse.js';
 
 /** How soon a browser's EventSource reconnects after the stream ends (the `retry:` field), in milliseconds. */
@@ -71,6 +72,7 @@ export class EventStreams {
   private active = 0;
   private readonly pulse: StreamPulse;
   private readonly deflate: SharedDeflate;
+  private readonly batches = new SharedBatches();
 
   constructor(
     private readonly settings: EventStreamSettings,
@@ -125,9 +127,9 @@ export class EventStreams {
     res.end();
   }
 
-  private async sendBatch(writer: StreamWriter, encode: Encode, frames: readonly string[]): Promise<boolean> {
-    if (encode !== asText) return writer.send(encode(frames.join('')));
-    for (const frame of frames) if (!(await writer.send(frame))) return false;
+  private async sendBatch(writer: StreamWriter, encode: Encode, batch: Batch): Promise<boolean> {
+    if (encode !== asText) return writer.send(encode(batch.text));
+    for (const frame of batch.frames) if (!(await writer.send(frame))) return false;
     return true;
   }
 
@@ -143,6 +145,7 @@ export class EventStreams {
     // Proxies that buffer answers (nginx) would hold the events back.
     res.setHeader('X-Accel-Buffering', 'no');
     const nextPulse = this.pulse.follower(writer.ended);
+    const batchKey = filterKey(filter);
     let cursor = after;
     let sentId = cursor;
     await writer.send(encode(`retry: ${RECONNECT_MS}\n${position(cursor)}`));
@@ -157,22 +160,17 @@ export class EventStreams {
       if (entries.length > 0) {
         // What a stream behind the reader's window reads itself: about one buffer of events at a time.
         size = readSizeFor(entries, this.outgoing.readAheadBytes, limit);
-        // Each event's block is rendered once for all streams. A compressed stream writes one batch, compressed once
-        // for all streams; a plain one hands each block on as it is (joined, a batch would be a copy per stream, and
-        // issue 33 found those copies, promoted while queued, in the growth with stalled streams).
-        const frames: string[] = [];
-        let batchId = sentId;
-        for (const entry of entries) {
-          cursor = entry.position;
-          if (!matches(filter, entry)) continue;
-          frames.push(entry.frame);
-          batchId = cursor;
-        }
+        // Each event's block is rendered once, and each batch assembled once, for all streams. A compressed stream
+        // writes one batch, compressed once for all streams; a plain one hands each block on as it is (joined, a
+        // batch would be a copy per stream, and issue 33 found those copies, promoted while queued, in the growth
+        // with stalled streams).
+        const batch = this.batches.batch(cursor, entries, filter, batchKey);
+        cursor = entries[entries.length - 1]!.position;
         // A batch none of whose events matched writes nothing now: its cursor goes out when the feed is quiet.
-        if (frames.length > 0) {
-          if (!(await this.sendBatch(writer, encode, frames))) return;
+        if (batch.lastMatch !== undefined) {
+          if (!(await this.sendBatch(writer, encode, batch))) return;
           writer.flush();
-          sentId = batchId;
+          sentId = batch.lastMatch;
           lastWrite = Date.now();
         }
         // A full read: more events wait, in the window or the database. Taken from the window, the batches of a

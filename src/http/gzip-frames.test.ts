@@ -1,4 +1,4 @@
-import { gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { GzipFrames, SharedDeflate } from './gzip-frames.js';
 
@@ -16,6 +16,19 @@ describe('gzip frames around shared deflate segments (D39)', () => {
     expect(gunzipSync(Buffer.concat(firstBody)).toString()).toBe(`retry: 2000\nid: 3\n\n${batch}`);
     expect(gunzipSync(Buffer.concat(secondBody)).toString()).toBe(`retry: 2000\nid: 5\n\n${batch}: keep-alive\n\n`);
     expect(firstBody[1]).toBe(secondBody[1]);
+  });
+
+  it('ends a stream of many shared segments with the CRC-32 and length of exactly the text it sent', () => {
+    const deflate = new SharedDeflate(6);
+    const stream = new GzipFrames(deflate);
+    const texts = Array.from({ length: 50 }, (_, n) => `id: ${n}\ndata: {"label":"Größe ${'€'.repeat(n * 7)}"}\n\n`);
+
+    const body = Buffer.concat([...texts.map((text) => stream.frame(text)), stream.end()]);
+
+    const text = texts.join('');
+    expect(body.readUInt32LE(body.length - 8)).toBe(crc32(text));
+    expect(body.readUInt32LE(body.length - 4)).toBe(Buffer.byteLength(text));
+    expect(gunzipSync(body).toString()).toBe(text);
   });
 
   it('compresses a batch sent again on a later turn anew', async () => {

@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { crc32Combine, crc32Shift } from './crc32-combine.js';
 
 /** A gzip member's header: deflate, no name, no time, unknown system (RFC 1952). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -8,23 +9,42 @@ const LAST_BLOCK = Buffer.from([0x03, 0x00]);
 /** Small state per call: a batch is a few KB, and every call starts its own window anyway. */
 const SEGMENT_ZLIB = { windowBits: 12, memLevel: 5, finishFlush: constants.Z_SYNC_FLUSH } as const;
 
+/** A text as every stream that sends it writes it, and what each stream's trailer needs of it: taken once. */
+export interface Segment {
+  readonly deflated: Buffer;
+  readonly crc: number;
+  /** Its length in bytes (UTF-8). */
+  readonly length: number;
+  /** What extends a stream's CRC over the text (crc32Shift). */
+  readonly crcShift: number;
+}
+
 /**
  * D39: a text compressed once for every event stream that sends it. Each text becomes deflate blocks of its own,
  * ending on a byte boundary (a sync flush, no last block) and referring to nothing before it, so the same bytes are
  * valid in any stream whatever it sent before. The streams caught up with the feed write the same batch on the same
  * pulse, so a thousand of them cost one compression instead of a thousand zlib calls through the threadpool
- * (scenario 18, bench/notes.md). What was compressed is kept until the event loop's next turn.
+ * (scenario 18, bench/notes.md). Its bytes, their CRC and length are taken once too: each stream only extends its
+ * own CRC (issue 33: encoding, CRC and length of the batch per stream were a fifth of what 1,000 streams cost). The
+ * streams of a batch share its one string, so finding its segment is no comparison of texts. What was compressed is
+ * kept until the event loop's next turn.
  */
 export class SharedDeflate {
-  private readonly thisTurn = new Map<string, Buffer>();
+  private readonly thisTurn = new Map<string, Segment>();
   private clearing = false;
 
   constructor(private readonly level: number) {}
 
-  segment(text: string): Buffer {
+  segment(text: string): Segment {
     const kept = this.thisTurn.get(text);
     if (kept) return kept;
-    const segment = deflateRawSync(text, { ...SEGMENT_ZLIB, level: this.level });
+    const bytes = Buffer.from(text);
+    const segment: Segment = {
+      deflated: deflateRawSync(bytes, { ...SEGMENT_ZLIB, level: this.level }),
+      crc: crc32(bytes),
+      length: bytes.length,
+      crcShift: crc32Shift(bytes.length),
+    };
     this.thisTurn.set(text, segment);
     if (!this.clearing) {
       this.clearing = true;
@@ -49,12 +69,12 @@ export class GzipFrames {
   constructor(private readonly deflate: SharedDeflate) {}
 
   frame(text: string): Buffer {
-    this.crc = crc32(text, this.crc);
-    this.size = (this.size + Buffer.byteLength(text)) >>> 0;
     const segment = this.deflate.segment(text);
-    if (this.started) return segment;
+    this.crc = crc32Combine(this.crc, segment.crc, segment.crcShift);
+    this.size = (this.size + segment.length) >>> 0;
+    if (this.started) return segment.deflated;
     this.started = true;
-    return Buffer.concat([GZIP_HEADER, segment]);
+    return Buffer.concat([GZIP_HEADER, segment.deflated]);
   }
 
   end(): Buffer {
