@@ -78,7 +78,11 @@ function structuralProblems(input: unknown, base: readonly PropertyKey[]): Struc
  */
 function withoutEmptyParameters(query: unknown): unknown {
   if (!isJsonObject(query)) return query;
-  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+  // Most queries have no empty parameter: they are given on as they are, not copied (issue 38 item 4).
+  for (const name in query) {
+    if (query[name] === '') return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+  }
+  return query;
 }
 
 /**
@@ -87,11 +91,11 @@ function withoutEmptyParameters(query: unknown): unknown {
  */
 function unknownParameters(schema: z.ZodType, query: unknown): StructuralProblem[] {
   if (!(schema instanceof ZodObject) || !isJsonObject(query)) return [];
-  const known = Object.keys(schema.shape as object);
-  const message = `is not a parameter of this operation, which takes ${known.join(', ')}`;
-  return Object.keys(query)
-    .filter((name) => !known.includes(name))
-    .map((name) => ({ path: [name], message }));
+  const shape = schema.shape as object;
+  const unknown = Object.keys(query).filter((name) => !Object.hasOwn(shape, name));
+  if (unknown.length === 0) return [];
+  const message = `is not a parameter of this operation, which takes ${Object.keys(shape).join(', ')}`;
+  return unknown.map((name) => ({ path: [name], message }));
 }
 
 /**
