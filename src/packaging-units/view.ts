@@ -180,5 +180,8 @@ export function packagingUnitView(unit: PackagingUnitRow, context: PackagingUnit
 export function packagingUnitResource(unit: PackagingUnitRow, context: PackagingUnitViewContext): Json {
   const links: Record<string, Link> = { self: { href: context.href(`/v1/packaging-units/${unit.pKey}`) } };
   for (const link of linksOf(unit, context.href)) links[link.rel] = { href: link.href };
-  return { ...packagingUnitView(unit, { ...context, withLinks: false }), _links: links };
+  // Added to the view rather than to a copy of it: the same keys in the same order (issue 38 item 4).
+  const resource = packagingUnitView(unit, context.withLinks ? { ...context, withLinks: false } : context);
+  resource._links = links;
+  return resource;
 }

@@ -110,7 +110,10 @@ export function productResource(product: ProductRow, link: (path: string) => str
     'packaging-units': { href: link(`/v1/packaging-units?sku=${encodeURIComponent(product.sku)}`) },
     stock: { href: link(`/v1/stock?sku=${encodeURIComponent(product.sku)}`) },
   };
-  return { ...productView(product), _links: links };
+  // Added to the view rather than to a copy of it: the same keys in the same order (issue 38 item 4).
+  const resource = productView(product);
+  resource._links = links;
+  return resource;
 }
 
 /** The Product's entity tag (D33) is of its own row: its units and stacking rules change only with it. */
