@@ -15,9 +15,27 @@ function mediaWord(mediaType: string): string {
   return mediaType.replace(/^application\//, '').replace(/[^a-z0-9]+/gi, '-');
 }
 
+/**
+ * The words of the media types seen so far: the routes' own types, a handful, so two regular expressions per tag
+ * are run once per type instead (issue 38 item 4). Bounded all the same.
+ */
+const mediaWords = new Map<string, string>();
+const MAX_MEDIA_WORDS = 64;
+
+function mediaWordOf(mediaType: string): string {
+  let word = mediaWords.get(mediaType);
+  if (word === undefined) {
+    word = mediaWord(mediaType);
+    if (mediaWords.size < MAX_MEDIA_WORDS) mediaWords.set(mediaType, word);
+  }
+  return word;
+}
+
 /** The strong entity tag of one representation: `"<pKey>.<ol>[.<embedded ol>…].<media>"`. */
 export function entityTag(version: Version, mediaType: string): string {
-  return `"${version.map((part) => part ?? '-').join('.')}.${mediaWord(mediaType)}"`;
+  let tag = '"';
+  for (const part of version) tag += `${part ?? '-'}.`;
+  return `${tag}${mediaWordOf(mediaType)}"`;
 }
 
 // RFC 9110 `#entity-tag`, one element at a time: an entity-tag (optional weak prefix, then any visible character but
