@@ -86,7 +86,7 @@ const PUBLIC_PATHS = new Set([
 /** D5: only these reads are open without a token. */
 function isPublic(req: Request): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
+  const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.replace(/\/+$/, '') : req.path;
   return PUBLIC_PATHS.has(path) || path.startsWith('/swagger-ui/') || path.startsWith('/browser/');
 }
 
@@ -142,7 +142,7 @@ export function createApp({
   if (config.tracing) app.use(serverSpans(routeOf));
   app.use(
     inSequence(
-      requestContext(logger),
+      requestContext(logger, { traced: config.tracing }),
       ...(readReplica ? [fenceWrites(readReplica)] : []),
       literalBrokenEscapes,
       metrics.observeRequests,

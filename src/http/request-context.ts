@@ -62,29 +62,28 @@ const CLIENT_CLOSED_REQUEST = 499;
  * here rather than with pino-http: its three child loggers and wrapped serializers per request were a tenth of
  * the service's CPU time on a simple read (BENCHMARKS.md, F5). Nothing is built per request beyond the line.
  */
-export function requestContext(logger: Logger): RequestHandler {
+export function requestContext(logger: Logger, { traced = true }: { traced?: boolean } = {}): RequestHandler {
   // The access line has fixed fields, none of which a redaction path names, so walking them for one is skipped.
   const accessLog = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const started = performance.now();
     req.id = requestIdOf(req, res);
     req.log = new RequestScopedLog(logger, req);
-    // A response emits 'close' once, after 'finish' or when its client went away before it was complete. The line
-    // is written within the request's trace, if any (a no-op with tracing off).
-    res.once(
-      'close',
-      context.bind(context.active(), () => {
-        const statusCode = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
-        const level = statusCode >= 500 ? 'error' : 'info';
-        if (!accessLog.isLevelEnabled(level)) return;
-        const responseTime = Math.round(performance.now() - started);
-        const fields = requestFields(req);
-        accessLog[level](
-          { req: fields, res: { statusCode }, responseTime, actor: req.principal?.subject },
-          `${fields.method} ${fields.url} ${statusCode} ${responseTime}ms`,
-        );
-      }),
-    );
+    // A response emits 'close' once, after 'finish' or when its client went away before it was complete.
+    const writeLine = (): void => {
+      const statusCode = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
+      const level = statusCode >= 500 ? 'error' : 'info';
+      if (!accessLog.isLevelEnabled(level)) return;
+      const responseTime = Math.round(performance.now() - started);
+      const fields = requestFields(req);
+      accessLog[level](
+        { req: fields, res: { statusCode }, responseTime, actor: req.principal?.subject },
+        `${fields.method} ${fields.url} ${statusCode} ${responseTime}ms`,
+      );
+    };
+    // The line is written within the request's trace. Without tracing there is none, and binding to the root
+    // context would only cost two look-ups of OpenTelemetry's globals per request (issue 38 item 4).
+    res.once('close', traced ? context.bind(context.active(), writeLine) : writeLine);
     next();
   };
 }
