@@ -63,8 +63,9 @@ export class Quantity {
   readonly unit: UnitOfMeasure;
 
   private constructor(magnitude: Dec, unit: UnitOfMeasure) {
-    // Normalises -0 to 0 and values made by another Decimal constructor to the Dec configuration.
-    this.magnitude = magnitude.isZero() ? new Dec(0) : new Dec(magnitude);
+    // Normalises -0 to 0 and values made by another Decimal constructor to the Dec configuration. A Dec is kept as
+    // it is: Decimals never change, and a copy was one more per quantity of every view (issue 38 item 4).
+    this.magnitude = magnitude.isZero() ? new Dec(0) : magnitude.constructor === Dec ? magnitude : new Dec(magnitude);
     this.unit = unit;
     Object.freeze(this);
   }
