@@ -72,3 +72,45 @@ describe('the feed reader for pages behind its window (issue 33)', () => {
     reader.stop();
   });
 });
+
+describe('the feed reader behind a bulk load', () => {
+  it('reads the page after the one it waits for beside it while the head is further on, and keeps the events gapless in order', async () => {
+    const head = 5000;
+    const reads: { after: number | undefined; limit: number }[] = [];
+    const pending: (() => void)[] = [];
+    const readPage = (after: number | undefined, limit: number): Promise<FeedPage> => {
+      reads.push({ after, limit });
+      const events: StoredEvent[] = [];
+      for (let position = (after ?? 0) + 1; position <= head && events.length < limit; position++) {
+        events.push(storedEvent(position));
+      }
+      return new Promise((resolve) =>
+        pending.push(() => resolve({ prunedThrough: 0, sequencedThrough: head, events })),
+      );
+    };
+    const signal = new FeedSignal();
+    const reader = new FeedReader(readPage, signal, pino({ level: 'silent' }));
+    const leave = reader.follow(0);
+    signal.advance(head);
+
+    // The first read, before the events' size is known, takes 16; the one beside it the next 16.
+    expect(reads).toEqual([
+      { after: 0, limit: 16 },
+      { after: 16, limit: 16 },
+    ]);
+    while (reader.eventsAfter(0, head)!.length < head) {
+      pending.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Each page read asked for the next one beside it, sized by the events read before it (about 1 KB each).
+    expect(reads.slice(2, 4)).toEqual([
+      { after: 32, limit: 1000 },
+      { after: 1032, limit: 1000 },
+    ]);
+    expect(reads.filter((read) => (read.after ?? 0) >= head)).toEqual([]);
+    const positions = reader.eventsAfter(0, head)!.map((entry) => entry.position);
+    expect(positions).toEqual(Array.from({ length: head }, (_, index) => index + 1));
+    leave();
+    reader.stop();
+  });
+});

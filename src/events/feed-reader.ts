@@ -6,6 +6,13 @@ import type { FeedPage, StoredEvent } from './sql.js';
 
 export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
 
+/** A page asked for: the events after `from`, at most `size`. */
+interface PageRead {
+  readonly from: number;
+  readonly size: number;
+  readonly page: Promise<FeedPage>;
+}
+
 /** Events one read takes at most, and about how many bytes: large events are read fewer at a time. */
 const READ_LIMIT = 1000;
 const READ_BYTES = 4 * 1024 * 1024;
@@ -242,11 +249,20 @@ export class FeedReader {
       });
   }
 
+  /**
+   * Behind a bulk load's events, the page after the one asked for is read beside it, on another connection: the
+   * positions are gapless (D29), so a full page's successor starts where it ends, and the database reads it while
+   * this process parses and renders the first. Read one after the other, the pages of a 1,000,000-unit intake came
+   * at about 40,000 events/s, slower than they were numbered: a `sku=` stream got the move after it 5 s after it
+   * was numbered (bench/notes.md, "Numbering after a 1,000,000-unit intake").
+   */
   private async readToHead(): Promise<void> {
+    let ahead: PageRead | undefined;
     while (this.through !== undefined && this.signal.head > this.through) {
       const from = this.through;
-      const size = this.readSize;
-      const page = await this.readPage(from, size);
+      const read = ahead?.from === from ? ahead : this.readFrom(from, this.readSize);
+      ahead = this.signal.head > from + read.size ? this.readFrom(from + read.size, this.readSize) : undefined;
+      const page = await read.page;
       // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
       if (this.through !== from) return;
       if (page.events.length === 0) {
@@ -257,11 +273,19 @@ export class FeedReader {
       const entries = page.events.map(feedEntry);
       this.keep(entries);
       this.through = page.events[page.events.length - 1]!.position;
-      const full = page.events.length === size;
+      const full = page.events.length === read.size;
       this.advanced.emit('advanced', this.through, full);
       this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
       if (!full) return;
     }
+  }
+
+  private readFrom(from: number, size: number): PageRead {
+    const page = this.readPage(from, size);
+    // A page read ahead may fail before it is awaited, or never be (the window let go, the page not following on):
+    // its failure is reported where it is awaited, if it is.
+    page.catch(() => undefined);
+    return { from, size, page };
   }
 
   /** Adds a page's entries and lets the oldest go while the window holds too much (always keeping the newest). */

@@ -11,7 +11,8 @@ import {
 
 /**
  * Keeps parts created ahead of numbering, so numbered events land in a part that can later be dropped whole.
- * Looks at the database only when the head it is told of comes within `headroom` of the parts' end.
+ * Looks at the database only when the head it is told of comes within `needed` (by default `headroom`) of the
+ * parts' end, and then makes parts for `headroom` past the head.
  */
 export class OutboxRoom {
   private coveredTo = 0;
@@ -23,8 +24,8 @@ export class OutboxRoom {
     private readonly headroom: number,
   ) {}
 
-  async makeRoom(head: number): Promise<void> {
-    if (head + this.headroom < this.coveredTo) return;
+  async makeRoom(head: number, needed = this.headroom): Promise<void> {
+    if (head + needed < this.coveredTo) return;
     this.coveredTo = await createOutboxParts(this.pool, this.size, this.headroom);
   }
 }

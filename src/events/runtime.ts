@@ -73,7 +73,7 @@ function backgroundPool(pool: pg.Pool, logger: Logger): pg.Pool {
 
 /**
  * The backlog's one connection (issue 37): on the events pool it waited behind numbering runs, which hold a
- * connection each for as long as a run of 5,000 takes while a bulk load is numbered.
+ * connection each for as long as a run (5,000 to 20,000 events) takes while a bulk load is numbered.
  */
 function backlogPool(pool: pg.Pool): pg.Pool {
   // A lost idle connection is what the next reading finds out; health then reports no backlog.

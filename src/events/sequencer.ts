@@ -10,6 +10,13 @@ import { selectSequencerProbe, sequenceCommittedEvents, vacuumUnnumbered } from 
 
 /** Events one run numbers in one transaction (bench scenario 17 numbers with the same runs). */
 export const EVENTS_PER_RUN = 5000;
+/**
+ * Each full run doubles the next one's size up to this: a backlog is numbered in fewer runs, each of which waits
+ * four times for this process's event loop, busy rendering that backlog for the streams (18 % of samples idle in
+ * transaction after a 1,000,000-unit intake, bench/notes.md). 20,000 hold the feed's lock about 0.2 s at scenario
+ * 19's rate.
+ */
+export const MAX_EVENTS_PER_RUN = 20_000;
 // Catches events committed by an instance that died before numbering them, and learns other instances' head.
 const POLL_MS = 1000;
 // A run starts this long after its kick, so the commits of that moment are numbered by one run, not one each.
@@ -45,7 +52,7 @@ export class Sequencer {
     private readonly logger: Logger,
     partitionSize: number,
   ) {
-    this.room = new OutboxRoom(pool, partitionSize, Math.max(partitionSize, EVENTS_PER_RUN));
+    this.room = new OutboxRoom(pool, partitionSize, Math.max(partitionSize, MAX_EVENTS_PER_RUN));
     outboxSignal.on('committed', this.onCommitted);
     this.timer = setInterval(() => this.kick(), POLL_MS);
     this.timer.unref();
@@ -77,18 +84,22 @@ export class Sequencer {
         this.signal.advance(probe.sequencedThrough);
         if (!probe.pending) return;
       }
+      let limit = EVENTS_PER_RUN;
       for (;;) {
-        await this.makeRoom();
+        // Within a backlog a part is made only when the next run needs it: creating one scans the default part,
+        // which then holds the rest of the backlog, and locks out numbering and every writer of events meanwhile.
+        await this.makeRoom(limit);
         const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
-          sequenceCommittedEvents(tx, EVENTS_PER_RUN),
+          sequenceCommittedEvents(tx, limit),
         );
         this.signal.advance(sequencedThrough);
         this.numberedSinceVacuum += assigned;
-        if (assigned < EVENTS_PER_RUN || this.stopped) break;
+        if (assigned < limit || this.stopped) break;
+        limit = Math.min(2 * limit, MAX_EVENTS_PER_RUN);
       }
-      // Parts for the next positions are made now, while the default part holds few events: creating one scans the
-      // default part, and made at the first run after a 1,000,000-unit intake that scan of its 1,010,000 events
-      // took 3.5 s before any of them was numbered (bench/notes.md, "Numbering after an intake").
+      // Parts for the next positions are made now, while the default part holds few events: made at the first run
+      // after a 1,000,000-unit intake, the scan of its 1,010,000 events took 3.5 s before any of them was numbered
+      // (bench/notes.md, "Numbering after an intake").
       await this.makeRoom();
       if (this.numberedSinceVacuum >= VACUUM_AFTER) this.vacuum();
     } catch (error) {
@@ -122,10 +133,13 @@ export class Sequencer {
     }
   }
 
-  /** Parts for the next positions (migration 0014); without them numbering still works, in the default part. */
-  private async makeRoom(): Promise<void> {
+  /**
+   * Parts for the next positions (migration 0014) when fewer than `needed` past the head have one (by default the
+   * room's whole headroom); without them numbering still works, in the default part.
+   */
+  private async makeRoom(needed?: number): Promise<void> {
     try {
-      await this.room.makeRoom(this.signal.head);
+      await this.room.makeRoom(this.signal.head, needed);
     } catch (error) {
       this.logger.warn({ err: error }, 'creating the next parts of the outbox failed; retrying at the next run');
     }

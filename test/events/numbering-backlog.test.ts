@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerTypeParsers } from '../../src/db/type-parsers.js';
 import { FeedSignal } from '../../src/events/feed-signal.js';
-import { Sequencer } from '../../src/events/sequencer.js';
+import { MAX_EVENTS_PER_RUN, Sequencer } from '../../src/events/sequencer.js';
 import { sequenceCommittedEvents } from '../../src/events/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { fillUnnumberedBacklog, restoreAutovacuum } from '../support/unnumbered-backlog.js';
@@ -194,7 +194,7 @@ describe('parts for the next positions', () => {
   it('are made once a run has numbered, not left to the first run after the next bulk load', async () => {
     const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
     const signal = new FeedSignal();
-    // Parts of 1,000 positions, made 5,000 (a run's events) ahead of the head: p1 … p5001 at the start.
+    // Parts of 1,000 positions, made 20,000 (the largest run's events) ahead of the head: p1 … p19001 at the start.
     const sequencer = new Sequencer(pool, signal, pino({ level: 'silent' }), 1000);
     try {
       await fresh.pool.query(
@@ -207,7 +207,7 @@ describe('parts for the next positions', () => {
       await vi.waitFor(
         async () => {
           const { rows } = await fresh.pool.query<{ made: boolean }>(
-            `SELECT to_regclass('event_outbox_p6001') IS NOT NULL AS made`,
+            `SELECT to_regclass('event_outbox_p21001') IS NOT NULL AS made`,
           );
           expect(rows[0]!.made).toBe(true);
         },
@@ -218,4 +218,95 @@ describe('parts for the next positions', () => {
       await pool.end();
     }
   }, 60_000);
+});
+
+describe('numbering a backlog in runs', () => {
+  let fresh: TestDatabase;
+
+  beforeAll(async () => {
+    fresh = await createTestDatabase();
+  }, 120_000);
+
+  afterAll(() => fresh.drop());
+
+  // Each run waits four times for the service's event loop, which a bulk load's events keep busy for the streams.
+  it('doubles the next run after each full one, up to the largest run, and numbers the backlog gaplessly', async () => {
+    await fillUnnumberedBacklog(fresh.pool, 50_000);
+    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const signal = new FeedSignal();
+    const heads: number[] = [];
+    signal.onAdvance((head) => heads.push(head));
+    const sequencer = new Sequencer(pool, signal, pino({ level: 'silent' }), 1_000_000);
+    try {
+      await signal.waitBeyond(49_999, 60_000);
+      expect(MAX_EVENTS_PER_RUN).toBe(20_000);
+      expect(heads).toEqual([5000, 15_000, 35_000, 50_000]);
+      const { rows } = await fresh.pool.query<{ count: number; max: number; ordered: boolean }>(
+        `SELECT count(DISTINCT position)::int AS count, max(position)::int AS max,
+                bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
+           FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
+      );
+      expect(rows[0]).toEqual({ count: 50_000, max: 50_000, ordered: true });
+    } finally {
+      await sequencer.stop();
+      await pool.end();
+      await restoreAutovacuum(fresh.pool);
+    }
+  }, 120_000);
+});
+
+describe('parts during a backlog', () => {
+  let fresh: TestDatabase;
+
+  beforeAll(async () => {
+    fresh = await createTestDatabase();
+  }, 120_000);
+
+  afterAll(() => fresh.drop());
+
+  // Creating a part scans the default part, which holds the rest of the backlog then, and locks numbering and every
+  // writer of events out meanwhile. Observed through a reader that keeps the default part from that lock: each try
+  // to create a part then fails after 20 ms and is logged.
+  it('are not made while the parts ahead hold the next run, and are made once the backlog is numbered', async () => {
+    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const signal = new FeedSignal();
+    const logged: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(line) });
+    const sequencer = new Sequencer(pool, signal, logger, 1000);
+    const reader = await fresh.pool.connect();
+    const partsFailed = (): string[] => logged.filter((line) => line.includes('creating the next parts'));
+    try {
+      // After a run, parts of 1,000 positions for the largest run's 20,000 past the head: p1 … p20001.
+      await fresh.pool.query(
+        `INSERT INTO event_outbox (type, resource_key, resource) VALUES ('pu.event.moved', 'FIRST', '{}')`,
+      );
+      await signal.waitBeyond(0, 10_000);
+      await vi.waitFor(
+        async () => {
+          const { rows } = await fresh.pool.query<{ made: boolean }>(
+            `SELECT to_regclass('event_outbox_p20001') IS NOT NULL AS made`,
+          );
+          expect(rows[0]!.made).toBe(true);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+      await reader.query('BEGIN');
+      await reader.query('LOCK TABLE event_outbox_unnumbered IN ACCESS SHARE MODE');
+      // A run of 5,000 and one of 10,000 that is not full: both fit in the parts made.
+      await fresh.pool.query(
+        `INSERT INTO event_outbox (type, resource_key, resource)
+         SELECT 'pu.event.created', 'BULK-' || n, '{}' FROM generate_series(1, 14000) n`,
+      );
+      await signal.waitBeyond(14_000, 30_000);
+      expect(signal.head).toBe(14_001);
+      expect(partsFailed()).toEqual([]);
+
+      await vi.waitFor(() => expect(partsFailed()).not.toEqual([]), { timeout: 5000, interval: 50 });
+    } finally {
+      await reader.query('ROLLBACK');
+      reader.release();
+      await sequencer.stop();
+      await pool.end();
+    }
+  }, 120_000);
 });
