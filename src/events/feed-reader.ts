@@ -246,22 +246,30 @@ export class FeedReader {
     while (this.through !== undefined && this.signal.head > this.through) {
       const from = this.through;
       const size = this.readSize;
-      const page = await this.readPage(from, size);
+      const { entries, prunedThrough } = await this.readEntries(from, size);
       // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
       if (this.through !== from) return;
-      if (page.events.length === 0) {
+      if (entries.length === 0) {
         // Pruned past the window: what follows starts after what is kept; streams behind it get their 410.
-        if (page.prunedThrough > from) this.restartAt(page.prunedThrough);
+        if (prunedThrough > from) this.restartAt(prunedThrough);
         return;
       }
-      const entries = page.events.map(feedEntry);
       this.keep(entries);
-      this.through = page.events[page.events.length - 1]!.position;
-      const full = page.events.length === size;
+      this.through = entries[entries.length - 1]!.position;
+      const full = entries.length === size;
       this.advanced.emit('advanced', this.through, full);
       this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
       if (!full) return;
     }
+  }
+
+  /**
+   * A page rendered as entries. Its rows die with this call: held while the next page is read, each event's text
+   * would live through the collections of that read and be promoted, twice the events' size in garbage (issue 33).
+   */
+  private async readEntries(after: number, limit: number): Promise<{ entries: FeedEntry[]; prunedThrough: number }> {
+    const page = await this.readPage(after, limit);
+    return { entries: page.events.map(feedEntry), prunedThrough: page.prunedThrough };
   }
 
   /** Adds a page's entries and lets the oldest go while the window holds too much (always keeping the newest). */
