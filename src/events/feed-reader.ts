@@ -9,8 +9,13 @@ export type FeedPageReader = (after: number | undefined, limit: number) => Promi
 /** Events one read takes at most, and about how many bytes: large events are read fewer at a time. */
 const READ_LIMIT = 1000;
 const READ_BYTES = 4 * 1024 * 1024;
-/** What the reader keeps of the newest events for streams a little behind; older ones they read themselves. */
-const WINDOW_BYTES = 16 * 1024 * 1024;
+/**
+ * What the reader keeps of the newest events for streams a little behind; older ones they read themselves. Counted
+ * at two bytes a character, so about 4 MB of ASCII events: an event that leaves the window before V8's second
+ * young-generation collection dies young. With twice that, events of 60 KB lived through it and were promoted, and
+ * their garbage in the old generation was most of the instance's growth in the stalled-streams test (issue 33).
+ */
+const WINDOW_BYTES = 8 * 1024 * 1024;
 const WINDOW_EVENTS = 20_000;
 /** The first read, before the size of events is known: large events are not read by the hundred. */
 const UNSIZED_READ = 16;
