@@ -17,9 +17,9 @@ import { eventually, processMemory, sleep } from './harness.js';
  * each has 90 MB to send and stalls (a long poll waiting at the head answers what the socket takes).
  *
  * D39 asks less than 100 MB, and that is the bound asserted. Measured since the feed reader holds no rows while it
- * reads and keeps a window small enough that its events die young: 61–81 MB over 9 runs at load average 5–7, 7 of
- * them under 70 (before, 78–95 MB alternated with them). What grows is garbage promoted to the old generation until
- * it is next collected, whose timing moves the peak by ±10 MB between runs of one build.
+ * reads, and reads and keeps few enough that its events die young: 63–74 MB over 10 runs at load average 2–6, 42 MB
+ * with no stalled client (before, 78–95 MB). What grows is garbage promoted to the old generation until it is next
+ * collected, whose timing moves the peak by ±10 MB between runs of one build.
  *
  * The instance runs with the heap its pod gets: Node sizes V8's heap from the container's memory limit, and the
  * manifest's 512 Mi gives an old generation of 256 MB. On this machine's memory V8 would size it at 4 GB and let
