@@ -3,7 +3,6 @@ import type { OutgoingStreams, StreamWriter } from '../http/stream-writer.js';
 import type { FeedEntry } from './feed-entry.js';
 import { matches, type FeedFilter } from './feed-filter.js';
 import type { FeedReader } from './feed-reader.js';
-import type { FeedPage } from './sql.js';
 
 /** Events a filtered page looks through at most before it answers with what it found and the `next` so far. */
 const SCAN_LIMIT = 10_000;
@@ -12,11 +11,21 @@ const READ_LIMIT = 1000;
 /** A read before any event of the page was seen: their size is unknown, so a few (a thousand of 60 KB were 60 MB). */
 const UNSIZED_READ = 8;
 
+/**
+ * What the read that checked a page's cursor found, without its rows: a page whose client takes nothing would hold
+ * its own copy of them until it is cut (issue 33), where the reader's entries are shared.
+ */
+export interface FirstEvents {
+  readonly entries: FeedEntry[];
+  /** The read answered fewer events than it asked for: it reached the head. */
+  readonly atHead: boolean;
+}
+
 export interface PageRequest {
   /** The cursor the page follows (checked: the first page was read from it). */
   readonly after: number;
-  /** The first events after it, read to check the cursor, and how many that read asked for. */
-  readonly first: FeedPage & { readonly asked: number };
+  /** The first events after it, read to check the cursor, as the reader's entries. */
+  readonly first: FirstEvents;
   readonly limit: number;
   readonly filter: FeedFilter;
   /** Long poll: how long to wait when no matching event follows `after` (ending with the token; at shutdown too). */
@@ -70,9 +79,9 @@ export class FeedPageWriter {
     let scanned = 0;
     let largest = 0;
     const deadline = Date.now() + waitMs;
-    let entries = this.reader.remember(after, first.events);
+    let entries = first.entries;
     // A read that answers fewer events than asked reached the head: without a wait, the page is complete.
-    let atHead = first.events.length < first.asked;
+    let atHead = first.atHead;
     let unfollow: (() => void) | undefined;
     try {
       for (;;) {

@@ -4,7 +4,7 @@ import { FeedReader } from './feed-reader.js';
 import { FeedSignal } from './feed-signal.js';
 import type { FeedPage, StoredEvent } from './sql.js';
 
-function storedEvent(position: number): StoredEvent {
+function storedEvent(position: number, padding = 1000): StoredEvent {
   return {
     position,
     id: `e${position}`,
@@ -13,7 +13,7 @@ function storedEvent(position: number): StoredEvent {
     requestId: null,
     traceparent: null,
     occurredAt: new Date(0),
-    resource: `{"sku":"S-${position}","padding":"${'p'.repeat(1000)}"}`,
+    resource: `{"sku":"S-${position}","padding":"${'p'.repeat(padding)}"}`,
   };
 }
 
@@ -82,7 +82,7 @@ describe('the feed reader behind a bulk load', () => {
       reads.push({ after, limit });
       const events: StoredEvent[] = [];
       for (let position = (after ?? 0) + 1; position <= head && events.length < limit; position++) {
-        events.push(storedEvent(position));
+        events.push(storedEvent(position, 500));
       }
       return new Promise((resolve) =>
         pending.push(() => resolve({ prunedThrough: 0, sequencedThrough: head, events })),
@@ -102,7 +102,8 @@ describe('the feed reader behind a bulk load', () => {
       pending.shift()!();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    // Each page read asked for the next one beside it, sized by the events read before it (about 1 KB each).
+    // Each page read asked for the next one beside it, sized by the events read before it (about 1 KB each, as
+    // the window counts them: 5,000 of them fit in it).
     expect(reads.slice(2, 4)).toEqual([
       { after: 32, limit: 1000 },
       { after: 1032, limit: 1000 },

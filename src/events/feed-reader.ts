@@ -6,18 +6,33 @@ import type { FeedPage, StoredEvent } from './sql.js';
 
 export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
 
+/** A page read and rendered as entries; its rows are gone. */
+interface RenderedPage {
+  readonly entries: FeedEntry[];
+  readonly prunedThrough: number;
+}
+
 /** A page asked for: the events after `from`, at most `size`. */
 interface PageRead {
   readonly from: number;
   readonly size: number;
-  readonly page: Promise<FeedPage>;
+  readonly page: Promise<RenderedPage>;
 }
 
-/** Events one read takes at most, and about how many bytes: large events are read fewer at a time. */
+/**
+ * Events one read takes at most, and about how many bytes (at two a character): large events are read fewer at a
+ * time. A read's rows all live until its last arrives; 34 rows of 60 KB at twice this lived through collections and
+ * were promoted (issue 33). Events under about 1 KB are still read a thousand at a time.
+ */
 const READ_LIMIT = 1000;
-const READ_BYTES = 4 * 1024 * 1024;
-/** What the reader keeps of the newest events for streams a little behind; older ones they read themselves. */
-const WINDOW_BYTES = 16 * 1024 * 1024;
+const READ_BYTES = 2 * 1024 * 1024;
+/**
+ * What the reader keeps of the newest events for streams a little behind; older ones they read themselves. Counted
+ * at two bytes a character, so about 4 MB of ASCII events: an event that leaves the window before V8's second
+ * young-generation collection dies young. With twice that, events of 60 KB lived through it and were promoted, and
+ * their garbage in the old generation was most of the instance's growth in the stalled-streams test (issue 33).
+ */
+const WINDOW_BYTES = 8 * 1024 * 1024;
 const WINDOW_EVENTS = 20_000;
 /** The first read, before the size of events is known: large events are not read by the hundred. */
 const UNSIZED_READ = 16;
@@ -262,18 +277,17 @@ export class FeedReader {
       const from = this.through;
       const read = ahead?.from === from ? ahead : this.readFrom(from, this.readSize);
       ahead = this.signal.head > from + read.size ? this.readFrom(from + read.size, this.readSize) : undefined;
-      const page = await read.page;
+      const { entries, prunedThrough } = await read.page;
       // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
       if (this.through !== from) return;
-      if (page.events.length === 0) {
+      if (entries.length === 0) {
         // Pruned past the window: what follows starts after what is kept; streams behind it get their 410.
-        if (page.prunedThrough > from) this.restartAt(page.prunedThrough);
+        if (prunedThrough > from) this.restartAt(prunedThrough);
         return;
       }
-      const entries = page.events.map(feedEntry);
       this.keep(entries);
-      this.through = page.events[page.events.length - 1]!.position;
-      const full = page.events.length === read.size;
+      this.through = entries[entries.length - 1]!.position;
+      const full = entries.length === read.size;
       this.advanced.emit('advanced', this.through, full);
       this.readSize = readSizeFor(entries, READ_BYTES, READ_LIMIT);
       if (!full) return;
@@ -281,11 +295,20 @@ export class FeedReader {
   }
 
   private readFrom(from: number, size: number): PageRead {
-    const page = this.readPage(from, size);
+    const page = this.readEntries(from, size);
     // A page read ahead may fail before it is awaited, or never be (the window let go, the page not following on):
     // its failure is reported where it is awaited, if it is.
     page.catch(() => undefined);
     return { from, size, page };
+  }
+
+  /**
+   * A page rendered as entries. Its rows die with this call: held while the next page is read, each event's text
+   * would live through the collections of that read and be promoted, twice the events' size in garbage (issue 33).
+   */
+  private async readEntries(after: number, limit: number): Promise<RenderedPage> {
+    const page = await this.readPage(after, limit);
+    return { entries: page.events.map(feedEntry), prunedThrough: page.prunedThrough };
   }
 
   /** Adds a page's entries and lets the oldest go while the window holds too much (always keeping the newest). */

@@ -6,7 +6,7 @@ import { parseInput } from '../http/validate.js';
 import { apiError, serverError } from '../openapi/responses.js';
 import { z } from '../openapi/zod.js';
 import { EventStreams } from './event-stream.js';
-import { FeedPageWriter } from './feed-page.js';
+import { FeedPageWriter, type FirstEvents } from './feed-page.js';
 import { FeedReader } from './feed-reader.js';
 import { skuFilterSchema, typesSchema } from './feed-filter.js';
 import { selectFeedPage, type FeedPage } from './sql.js';
@@ -103,6 +103,26 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
   );
   const pages = new FeedPageWriter(reader, outgoing);
 
+  /**
+   * Where a request continues (a new stream without a cursor: the head), its cursor checked against the feed, and
+   * the first events after it as the reader's entries. Read here, so the rows die with this call: a page whose client
+   * takes nothing used to hold its own copy of them until it was cut (issue 33).
+   */
+  const checkedStart = async (
+    requested: number | undefined,
+    live: boolean,
+    firstRead: number,
+  ): Promise<{ after: number; first: FirstEvents }> => {
+    const page = await readPage(requested, live && requested === undefined ? 0 : firstRead);
+    const after = requested ?? (live ? page.sequencedThrough : page.prunedThrough);
+    if (after < page.prunedThrough) throw cursorExpired(after, page.prunedThrough);
+    if (after > page.sequencedThrough) {
+      throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
+    }
+    const entries = page.events.length > 0 ? reader.remember(after, page.events) : [];
+    return { after, first: { entries, atHead: page.events.length < firstRead } };
+  };
+
   routes.add({
     method: 'GET',
     path: '/v1/events',
@@ -115,12 +135,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
       const requested = resumed === undefined ? undefined : Number(resumed);
       // A new stream without a cursor starts now (issue 27): a live view wants what happens next, not the history.
       const firstRead = live ? 0 : Math.min(query.limit, FIRST_READ);
-      const first = await readPage(requested, live && requested === undefined ? 0 : firstRead);
-      const after = requested ?? (live ? first.sequencedThrough : first.prunedThrough);
-      if (after < first.prunedThrough) throw cursorExpired(after, first.prunedThrough);
-      if (after > first.sequencedThrough) {
-        throw validationError([{ path: 'after', message: 'is past the newest event: not a cursor of this feed' }]);
-      }
+      const { after, first } = await checkedStart(requested, live, firstRead);
       const filter = { types: query.types, sku: query.sku };
       if (live) {
         await streams.send(req, res, { after, limit: query.limit, filter });
@@ -129,7 +144,7 @@ export const addFeedRoutes: AddFeatureRoutes = (routes, { reads, events, config,
       // A long poll ends with its token: it answers what it has then.
       const tokenLeftMs = (req.principal?.expiresAtMs ?? Infinity) - Date.now();
       const waitMs = Math.max(0, Math.min(query.wait * 1000, tokenLeftMs));
-      await pages.send(req, res, { after, first: { ...first, asked: firstRead }, limit: query.limit, filter, waitMs });
+      await pages.send(req, res, { after, first, limit: query.limit, filter, waitMs });
     },
     doc: {
       operationId: 'events-feed',

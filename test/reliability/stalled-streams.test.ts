@@ -16,10 +16,10 @@ import { eventually, processMemory, sleep } from './harness.js';
  * event, and the instance's RSS stay bounded. The feed pages ask for the 1,500 events once they are committed, so
  * each has 90 MB to send and stalls (a long poll waiting at the head answers what the socket takes).
  *
- * D39 asks less than 100 MB. Measured since the feed reader shares reads and renderings: 80–95 MB (load average
- * 0.5–4), 50–61 MB with no stalled client; at the peak V8's young generation alone has grown by about 30 MB (to its
- * two 16 MB semi-spaces) and the old one holds garbage until it is next collected, so when a collection comes moves
- * the peak by ±15 MB between runs of the same build. The bound asserted is 150 MB, which no run came near.
+ * D39 asks less than 100 MB, and that is the bound asserted. Measured since the feed reader holds no rows while it
+ * reads, and reads and keeps few enough that its events die young: 63–76 MB over 11 runs at load average 1.5–6, 42 MB
+ * with no stalled client (before, 78–95 MB). What grows is garbage promoted to the old generation until it is next
+ * collected, whose timing moves the peak by ±10 MB between runs of one build.
  *
  * The instance runs with the heap its pod gets: Node sizes V8's heap from the container's memory limit, and the
  * manifest's 512 Mi gives an old generation of 256 MB. On this machine's memory V8 would size it at 4 GB and let
@@ -32,7 +32,7 @@ const EVENTS_PER_COMMIT = 50;
 const RESOURCE_CHARACTERS = 60_000;
 const STALL_MS = 2000;
 const PRODUCTS = 6000;
-const MAX_GROWTH_BYTES = 150 * 1024 * 1024;
+const MAX_GROWTH_BYTES = 100 * 1024 * 1024;
 /** What Node gives V8's old generation in a container limited to 512 Mi (deploy/kubernetes/deployment.yaml). */
 const POD_HEAP = '--max-old-space-size=256';
 
