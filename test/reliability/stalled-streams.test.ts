@@ -17,7 +17,7 @@ import { eventually, processMemory, sleep } from './harness.js';
  * each has 90 MB to send and stalls (a long poll waiting at the head answers what the socket takes).
  *
  * D39 asks less than 100 MB, and that is the bound asserted. Measured since the feed reader holds no rows while it
- * reads, and reads and keeps few enough that its events die young: 63–76 MB over 11 runs at load average 1.5–6, 42 MB
+ * reads, and reads and keeps few enough that its events die young: 63–84 MB over 20 runs at load average 1.3–6, 42 MB
  * with no stalled client (before, 78–95 MB). What grows is garbage promoted to the old generation until it is next
  * collected, whose timing moves the peak by ±10 MB between runs of one build.
  *
