@@ -114,10 +114,12 @@ describeWithPgBouncer('the service behind PgBouncer in transaction mode (issue 1
     const events = startEvents(database.pool, config, logger, database.sessionPool);
     try {
       expect(await migrate(database.sessionPool, logger)).toEqual([]);
+      // The connection shows in pg_stat_activity before its first statement, with an empty query until then.
       const listener = await waitFor('the feed listener', async () => {
         const { rows } = await db.pool.query<{ query: string }>(
           `SELECT query FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name = 'inventory-service-feed-listener'`,
+            WHERE datname = current_database() AND application_name = 'inventory-service-feed-listener'
+              AND query <> ''`,
         );
         return rows[0];
       });
