@@ -269,19 +269,14 @@ export class FeedReader {
    * positions are gapless (D29), so a full page's successor starts where it ends, and the database reads it while
    * this process parses and renders the first. Read one after the other, the pages of a 1,000,000-unit intake came
    * at about 40,000 events/s, slower than they were numbered: a `sku=` stream got the move after it 5 s after it
-   * was numbered (bench/notes.md, "Numbering after a 1,000,000-unit intake"). Only pages of small events, a
-   * thousand at a time, are read ahead, as a bulk load's are: two pages of large events in flight would double the
-   * garbage of each read (issue 33), for no gain where large events come a few at a time.
+   * was numbered (bench/notes.md, "Numbering after a 1,000,000-unit intake").
    */
   private async readToHead(): Promise<void> {
     let ahead: PageRead | undefined;
     while (this.through !== undefined && this.signal.head > this.through) {
       const from = this.through;
       const read = ahead?.from === from ? ahead : this.readFrom(from, this.readSize);
-      ahead =
-        read.size === READ_LIMIT && this.signal.head > from + read.size
-          ? this.readFrom(from + read.size, this.readSize)
-          : undefined;
+      ahead = this.signal.head > from + read.size ? this.readFrom(from + read.size, this.readSize) : undefined;
       const { entries, prunedThrough } = await read.page;
       // Let go meanwhile (no follower), or started anew elsewhere: this page belongs to no window.
       if (this.through !== from) return;
