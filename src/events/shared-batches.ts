@@ -1,4 +1,4 @@
-import { setImmediate } from 'node:timers';
+import { ThisTurn } from '../http/this-turn.js';
 import type { FeedEntry } from './feed-entry.js';
 import { matches, type FeedFilter } from './feed-filter.js';
 
@@ -25,24 +25,12 @@ export function filterKey({ types, sku }: FeedFilter): string {
  * same events wherever they were read, so that is the key. Batches are kept until the event loop's next turn.
  */
 export class SharedBatches {
-  private readonly thisTurn = new Map<string, Batch>();
-  private clearing = false;
+  private readonly thisTurn = new ThisTurn<Batch>();
 
   /** The batch of `entries` (read after `cursor`, at least one) for streams with `filter`, whose key is `key`. */
   batch(cursor: number, entries: readonly FeedEntry[], filter: FeedFilter, key: string): Batch {
     const batchKey = `${cursor}:${entries[entries.length - 1]!.position}:${key}`;
-    const kept = this.thisTurn.get(batchKey);
-    if (kept) return kept;
-    const batch = assemble(entries, filter);
-    this.thisTurn.set(batchKey, batch);
-    if (!this.clearing) {
-      this.clearing = true;
-      setImmediate(() => {
-        this.thisTurn.clear();
-        this.clearing = false;
-      });
-    }
-    return batch;
+    return this.thisTurn.get(batchKey, () => assemble(entries, filter));
   }
 }
 

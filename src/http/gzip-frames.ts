@@ -1,6 +1,6 @@
-import { setImmediate } from 'node:timers';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { crc32Combine, crc32Shift } from './crc32-combine.js';
+import { ThisTurn } from './this-turn.js';
 
 /** A gzip member's header: deflate, no name, no time, unknown system (RFC 1952). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -30,30 +30,20 @@ export interface Segment {
  * kept until the event loop's next turn.
  */
 export class SharedDeflate {
-  private readonly thisTurn = new Map<string, Segment>();
-  private clearing = false;
+  private readonly thisTurn = new ThisTurn<Segment>();
 
   constructor(private readonly level: number) {}
 
   segment(text: string): Segment {
-    const kept = this.thisTurn.get(text);
-    if (kept) return kept;
-    const bytes = Buffer.from(text);
-    const segment: Segment = {
-      deflated: deflateRawSync(bytes, { ...SEGMENT_ZLIB, level: this.level }),
-      crc: crc32(bytes),
-      length: bytes.length,
-      crcShift: crc32Shift(bytes.length),
-    };
-    this.thisTurn.set(text, segment);
-    if (!this.clearing) {
-      this.clearing = true;
-      setImmediate(() => {
-        this.thisTurn.clear();
-        this.clearing = false;
-      });
-    }
-    return segment;
+    return this.thisTurn.get(text, () => {
+      const bytes = Buffer.from(text);
+      return {
+        deflated: deflateRawSync(bytes, { ...SEGMENT_ZLIB, level: this.level }),
+        crc: crc32(bytes),
+        length: bytes.length,
+        crcShift: crc32Shift(bytes.length),
+      };
+    });
   }
 }
 
