@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FeedReader } from './feed-reader.js';
 import { FeedSignal } from './feed-signal.js';
 import type { FeedPage, StoredEvent } from './sql.js';
@@ -111,6 +111,42 @@ describe('the feed reader behind a bulk load', () => {
     expect(reads.filter((read) => (read.after ?? 0) >= head)).toEqual([]);
     const positions = reader.eventsAfter(0, head)!.map((entry) => entry.position);
     expect(positions).toEqual(Array.from({ length: head }, (_, index) => index + 1));
+    leave();
+    reader.stop();
+  });
+
+  it('reads again from where it is when the page read beside the awaited one fails, and loses no event', async () => {
+    const head = 100;
+    const reads: (number | undefined)[] = [];
+    let failed = false;
+    const readPage = (after: number | undefined, limit: number): Promise<FeedPage> => {
+      reads.push(after);
+      // The page read beside the first one (after 16) fails once.
+      if (after === 16 && !failed) {
+        failed = true;
+        return Promise.reject(new Error('connection lost'));
+      }
+      const events: StoredEvent[] = [];
+      for (let position = (after ?? 0) + 1; position <= head && events.length < limit; position++) {
+        events.push(storedEvent(position, 500));
+      }
+      return Promise.resolve({ prunedThrough: 0, sequencedThrough: head, events });
+    };
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    const signal = new FeedSignal();
+    const reader = new FeedReader(readPage, signal, logger);
+    const leave = reader.follow(0);
+    signal.advance(head);
+
+    await vi.waitFor(() => expect(reader.eventsAfter(0, head)?.length).toBe(head), { timeout: 5000, interval: 50 });
+
+    expect(reader.eventsAfter(0, head)!.map((entry) => entry.position)).toEqual(
+      Array.from({ length: head }, (_, index) => index + 1),
+    );
+    expect(reads.filter((after) => after === 16)).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('reading new events for the event streams failed; retrying');
     leave();
     reader.stop();
   });
