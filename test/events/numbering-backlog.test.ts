@@ -131,34 +131,41 @@ describe('numbering a backlog with stale statistics (D39)', () => {
   }, 600_000);
 });
 
-describe('numbering a bulk load that comes after the sequencer has run on an almost empty outbox', () => {
-  let fresh: TestDatabase;
-
+/**
+ * A database of its own for the describe block that calls it: these tests number from position 1, or need a
+ * sequencer that never ran on the shared one.
+ */
+function freshDatabase(): () => TestDatabase {
+  let fresh: TestDatabase | undefined;
   beforeAll(async () => {
     fresh = await createTestDatabase();
   }, 120_000);
+  afterAll(() => fresh?.drop());
+  return () => fresh!;
+}
 
-  afterAll(() => fresh.drop());
+describe('numbering a bulk load that comes after the sequencer has run on an almost empty outbox', () => {
+  const fresh = freshDatabase();
 
   // Its statements were prepared and run while the default part held nothing: after five runs PostgreSQL may keep
   // a generic plan made from that size, which rescanned the run's events for every event of the backlog (a
   // 200,000-unit intake's first run of 5,000 took 118 s; 20,000 events were not numbered in 115 s).
   it('numbers 20,000 events written in one transaction within 30 s, gaplessly in insertion order', async () => {
     const backlog = 20_000;
-    await fillUnnumberedBacklog(fresh.pool, 0);
-    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    await fillUnnumberedBacklog(fresh().pool, 0);
+    const pool = new pg.Pool({ connectionString: fresh().url, max: 2 });
     const signal = new FeedSignal();
     const sequencer = new Sequencer(pool, signal, pino({ level: 'silent' }), 1_000_000);
     try {
       for (let event = 1; event <= 8; event++) {
-        await fresh.pool.query(
+        await fresh().pool.query(
           `INSERT INTO event_outbox (type, resource_key, resource) VALUES ('pu.event.moved', 'EARLY', '{}')`,
         );
         await signal.waitBeyond(event - 1, 10_000);
         expect(signal.head).toBe(event);
       }
 
-      await fresh.pool.query(
+      await fresh().pool.query(
         `INSERT INTO event_outbox (type, resource_key, resource)
          SELECT 'pu.event.created', 'BULK-' || n, json_build_object('n', n) FROM generate_series(1, $1::int) n`,
         [backlog],
@@ -166,7 +173,7 @@ describe('numbering a bulk load that comes after the sequencer has run on an alm
       await signal.waitBeyond(8 + backlog - 1, 30_000);
       expect(signal.head).toBe(8 + backlog);
 
-      const { rows } = await fresh.pool.query<{ count: number; max: number; ordered: boolean }>(
+      const { rows } = await fresh().pool.query<{ count: number; max: number; ordered: boolean }>(
         `SELECT count(DISTINCT position)::int AS count, max(position)::int AS max,
                 bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
            FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
@@ -175,29 +182,23 @@ describe('numbering a bulk load that comes after the sequencer has run on an alm
     } finally {
       await sequencer.stop();
       await pool.end();
-      await restoreAutovacuum(fresh.pool);
+      await restoreAutovacuum(fresh().pool);
     }
   }, 120_000);
 });
 
 describe('parts for the next positions', () => {
-  let fresh: TestDatabase;
-
-  beforeAll(async () => {
-    fresh = await createTestDatabase();
-  }, 120_000);
-
-  afterAll(() => fresh.drop());
+  const fresh = freshDatabase();
 
   // Creating a part scans the default part: made at the first run after a bulk load it scanned every event of
   // that load before numbering any (3.5 s after a 1,000,000-unit intake).
   it('are made once a run has numbered, not left to the first run after the next bulk load', async () => {
-    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const pool = new pg.Pool({ connectionString: fresh().url, max: 2 });
     const signal = new FeedSignal();
     // Parts of 1,000 positions, made 20,000 (the largest run's events) ahead of the head: p1 … p19001 at the start.
     const sequencer = new Sequencer(pool, signal, pino({ level: 'silent' }), 1000);
     try {
-      await fresh.pool.query(
+      await fresh().pool.query(
         `INSERT INTO event_outbox (type, resource_key, resource)
          SELECT 'pu.event.created', 'BULK-' || n, '{}' FROM generate_series(1, 1001) n`,
       );
@@ -206,7 +207,7 @@ describe('parts for the next positions', () => {
 
       await vi.waitFor(
         async () => {
-          const { rows } = await fresh.pool.query<{ made: boolean }>(
+          const { rows } = await fresh().pool.query<{ made: boolean }>(
             `SELECT to_regclass('event_outbox_p21001') IS NOT NULL AS made`,
           );
           expect(rows[0]!.made).toBe(true);
@@ -221,18 +222,12 @@ describe('parts for the next positions', () => {
 });
 
 describe('numbering a backlog in runs', () => {
-  let fresh: TestDatabase;
-
-  beforeAll(async () => {
-    fresh = await createTestDatabase();
-  }, 120_000);
-
-  afterAll(() => fresh.drop());
+  const fresh = freshDatabase();
 
   // Each run waits four times for the service's event loop, which a bulk load's events keep busy for the streams.
   it('doubles the next run after each full one, up to the largest run, and numbers the backlog gaplessly', async () => {
-    await fillUnnumberedBacklog(fresh.pool, 50_000);
-    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    await fillUnnumberedBacklog(fresh().pool, 50_000);
+    const pool = new pg.Pool({ connectionString: fresh().url, max: 2 });
     const signal = new FeedSignal();
     const heads: number[] = [];
     signal.onAdvance((head) => heads.push(head));
@@ -241,7 +236,7 @@ describe('numbering a backlog in runs', () => {
       await signal.waitBeyond(49_999, 60_000);
       expect(MAX_EVENTS_PER_RUN).toBe(20_000);
       expect(heads).toEqual([5000, 15_000, 35_000, 50_000]);
-      const { rows } = await fresh.pool.query<{ count: number; max: number; ordered: boolean }>(
+      const { rows } = await fresh().pool.query<{ count: number; max: number; ordered: boolean }>(
         `SELECT count(DISTINCT position)::int AS count, max(position)::int AS max,
                 bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
            FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
@@ -250,40 +245,34 @@ describe('numbering a backlog in runs', () => {
     } finally {
       await sequencer.stop();
       await pool.end();
-      await restoreAutovacuum(fresh.pool);
+      await restoreAutovacuum(fresh().pool);
     }
   }, 120_000);
 });
 
 describe('parts during a backlog', () => {
-  let fresh: TestDatabase;
-
-  beforeAll(async () => {
-    fresh = await createTestDatabase();
-  }, 120_000);
-
-  afterAll(() => fresh.drop());
+  const fresh = freshDatabase();
 
   // Creating a part scans the default part, which holds the rest of the backlog then, and locks numbering and every
   // writer of events out meanwhile. Observed through a reader that keeps the default part from that lock: each try
   // to create a part then fails after 20 ms and is logged.
   it('are not made while the parts ahead hold the next run, and are made once the backlog is numbered', async () => {
-    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const pool = new pg.Pool({ connectionString: fresh().url, max: 2 });
     const signal = new FeedSignal();
     const logged: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(line) });
     const sequencer = new Sequencer(pool, signal, logger, 1000);
-    const reader = await fresh.pool.connect();
+    const reader = await fresh().pool.connect();
     const partsFailed = (): string[] => logged.filter((line) => line.includes('creating the next parts'));
     try {
       // After a run, parts of 1,000 positions for the largest run's 20,000 past the head: p1 … p20001.
-      await fresh.pool.query(
+      await fresh().pool.query(
         `INSERT INTO event_outbox (type, resource_key, resource) VALUES ('pu.event.moved', 'FIRST', '{}')`,
       );
       await signal.waitBeyond(0, 10_000);
       await vi.waitFor(
         async () => {
-          const { rows } = await fresh.pool.query<{ made: boolean }>(
+          const { rows } = await fresh().pool.query<{ made: boolean }>(
             `SELECT to_regclass('event_outbox_p20001') IS NOT NULL AS made`,
           );
           expect(rows[0]!.made).toBe(true);
@@ -293,7 +282,7 @@ describe('parts during a backlog', () => {
       await reader.query('BEGIN');
       await reader.query('LOCK TABLE event_outbox_unnumbered IN ACCESS SHARE MODE');
       // A run of 5,000 and one of 10,000 that is not full: both fit in the parts made.
-      await fresh.pool.query(
+      await fresh().pool.query(
         `INSERT INTO event_outbox (type, resource_key, resource)
          SELECT 'pu.event.created', 'BULK-' || n, '{}' FROM generate_series(1, 14000) n`,
       );
