@@ -83,24 +83,7 @@ describe('numbering a backlog with stale statistics (D39)', () => {
       );
       await signal.waitBeyond(BACKLOG, 10_000);
 
-      const { rows } = await db.pool.query<{
-        count: number;
-        distinct: number;
-        min: number;
-        max: number;
-        ordered: boolean;
-      }>(
-        `SELECT count(*) AS count, count(DISTINCT position) AS distinct, min(position) AS min, max(position) AS max,
-                bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
-           FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
-      );
-      expect(rows[0]).toEqual({
-        count: BACKLOG + 1,
-        distinct: BACKLOG + 1,
-        min: 1,
-        max: BACKLOG + 1,
-        ordered: true,
-      });
+      expect(await numberedOutbox(db.pool)).toEqual(gaplessInSeqOrder(BACKLOG + 1));
       const { rows: last } = await db.pool.query<{ position: number }>(
         'SELECT position FROM event_outbox WHERE seq = $1',
         [later[0]!.seq],
@@ -130,6 +113,21 @@ describe('numbering a backlog with stale statistics (D39)', () => {
     }
   }, 600_000);
 });
+
+/** Every event of the outbox: how many, their distinct positions, the lowest and highest, in seq order by position. */
+async function numberedOutbox(pool: pg.Pool): Promise<unknown> {
+  const { rows } = await pool.query(
+    `SELECT count(*) AS count, count(DISTINCT position) AS distinct, min(position) AS min, max(position) AS max,
+            bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
+       FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
+  );
+  return rows[0];
+}
+
+/** What numberedOutbox answers when `events` are numbered 1 … `events` in the order they were written. */
+function gaplessInSeqOrder(events: number): unknown {
+  return { count: events, distinct: events, min: 1, max: events, ordered: true };
+}
 
 /**
  * A database of its own for the describe block that calls it: these tests number from position 1, or need a
@@ -173,12 +171,7 @@ describe('numbering a bulk load that comes after the sequencer has run on an alm
       await signal.waitBeyond(8 + backlog - 1, 30_000);
       expect(signal.head).toBe(8 + backlog);
 
-      const { rows } = await fresh().pool.query<{ count: number; max: number; ordered: boolean }>(
-        `SELECT count(DISTINCT position)::int AS count, max(position)::int AS max,
-                bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
-           FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
-      );
-      expect(rows[0]).toEqual({ count: 8 + backlog, max: 8 + backlog, ordered: true });
+      expect(await numberedOutbox(fresh().pool)).toEqual(gaplessInSeqOrder(8 + backlog));
     } finally {
       await sequencer.stop();
       await pool.end();
@@ -236,12 +229,7 @@ describe('numbering a backlog in runs', () => {
       await signal.waitBeyond(49_999, 60_000);
       expect(MAX_EVENTS_PER_RUN).toBe(20_000);
       expect(heads).toEqual([5000, 15_000, 35_000, 50_000]);
-      const { rows } = await fresh().pool.query<{ count: number; max: number; ordered: boolean }>(
-        `SELECT count(DISTINCT position)::int AS count, max(position)::int AS max,
-                bool_and(prev_seq IS NULL OR prev_seq < seq) AS ordered
-           FROM (SELECT position, seq, lag(seq) OVER (ORDER BY position) AS prev_seq FROM event_outbox) e`,
-      );
-      expect(rows[0]).toEqual({ count: 50_000, max: 50_000, ordered: true });
+      expect(await numberedOutbox(fresh().pool)).toEqual(gaplessInSeqOrder(50_000));
     } finally {
       await sequencer.stop();
       await pool.end();
