@@ -1,18 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { feedFrame } from '../../test/support/feed-frames.js';
 import { feedEntry } from './feed-entry.js';
-import type { StoredEvent } from './sql.js';
 
 function skusOf(resource: string): string[] {
-  const event: StoredEvent = {
+  const event = feedFrame({
     position: 1,
     id: 'e1',
     type: 'pu.event.created',
-    resourceKey: 'k',
     requestId: null,
-    traceparent: null,
     occurredAt: new Date(0),
     resource,
-  };
+  });
   return [...feedEntry(event).skus].sort();
 }
 

@@ -1,4 +1,4 @@
-import type { StoredEvent } from './sql.js';
+import type { FramedEvent } from './sql.js';
 
 /**
  * An event as the feed sends it, rendered once per instance however many streams send it: its FeedEvent JSON,
@@ -17,15 +17,6 @@ export interface FeedEntry {
    */
   readonly frame: string;
   readonly bytes: number;
-}
-
-/** The stored resource JSON goes out as stored: no parse and re-encode, every digit kept. */
-function eventJson(event: StoredEvent): string {
-  return (
-    `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},` +
-    `"occurredAt":${JSON.stringify(event.occurredAt.toISOString())},"requestId":${JSON.stringify(event.requestId)},` +
-    `"resource":${event.resource},"cursor":"${event.position}"}`
-  );
 }
 
 /**
@@ -79,18 +70,18 @@ function parsedSkusOf(resource: string): Set<string> {
 }
 
 /**
- * The entry holds one string, its SSE frame, made flat at once: its JSON is a slice of it (no copy), and the
- * resource string pg parsed dies young instead of living on as a part of the entry (issue 33: what lives through
- * two scavenges is promoted, and the stalled-streams test's growth was such garbage).
+ * The entry holds one string, its SSE frame as the database rendered it (one flat string, no row parsed apart and
+ * joined again): its JSON is a slice of it (no copy), so nothing else of the row lives on with the entry (issue 33:
+ * what lives through two scavenges is promoted, and the stalled-streams test's growth was such garbage).
  */
-export function feedEntry(event: StoredEvent): FeedEntry {
-  const head = `id: ${event.position}\nevent: ${event.type}\ndata: `;
-  const frame = flat(`${head}${eventJson(event)}\n\n`);
-  const json = frame.slice(head.length, frame.length - 2);
+export function feedEntry(event: FramedEvent): FeedEntry {
+  const { position, type, frame } = event;
+  const headLength = `id: ${position}\nevent: ${type}\ndata: `.length;
+  const json = frame.slice(headLength, frame.length - 2);
   let skus: Set<string> | undefined;
   return {
-    position: event.position,
-    type: event.type,
+    position,
+    type,
     json,
     get skus() {
       // Read from the entry's own JSON, whose resource is its only part with a `sku` key: no second copy is kept.
@@ -100,10 +91,4 @@ export function feedEntry(event: StoredEvent): FeedEntry {
     // Strings take up to two bytes a character in memory.
     bytes: json.length * 2,
   };
-}
-
-/** A joined string as one flat string: V8 flattens a string it takes a number from. */
-function flat(text: string): string {
-  Number(text);
-  return text;
 }

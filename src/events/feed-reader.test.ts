@@ -2,19 +2,18 @@ import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { FeedReader } from './feed-reader.js';
 import { FeedSignal } from './feed-signal.js';
-import type { FeedPage, StoredEvent } from './sql.js';
+import { feedFrame } from '../../test/support/feed-frames.js';
+import type { FeedPage, FramedEvent } from './sql.js';
 
-function storedEvent(position: number, padding = 1000): StoredEvent {
-  return {
+function framedEvent(position: number, padding = 1000): FramedEvent {
+  return feedFrame({
     position,
     id: `e${position}`,
     type: 'product.event.updated',
-    resourceKey: 'k',
     requestId: null,
-    traceparent: null,
     occurredAt: new Date(0),
     resource: `{"sku":"S-${position}","padding":"${'p'.repeat(padding)}"}`,
-  };
+  });
 }
 
 /** A feed of events 1..100 in a database the test counts the reads of; no stream follows, so no window is kept. */
@@ -22,9 +21,9 @@ function readerOverAFeed(): { reader: FeedReader; reads: { after: number | undef
   const reads: { after: number | undefined; limit: number }[] = [];
   const readPage = (after: number | undefined, limit: number): Promise<FeedPage> => {
     reads.push({ after, limit });
-    const events: StoredEvent[] = [];
+    const events: FramedEvent[] = [];
     for (let position = (after ?? 0) + 1; position <= 100 && events.length < limit; position++) {
-      events.push(storedEvent(position));
+      events.push(framedEvent(position));
     }
     return Promise.resolve({ prunedThrough: 0, sequencedThrough: 100, events });
   };
@@ -63,7 +62,7 @@ describe('the feed reader for pages behind its window (issue 33)', () => {
 
   it('shares the first events a page read to check its cursor with the pages that read them next', async () => {
     const { reader, reads } = readerOverAFeed();
-    const first = reader.remember(0, [storedEvent(1), storedEvent(2)]);
+    const first = reader.remember(0, [framedEvent(1), framedEvent(2)]);
 
     const next = await reader.entriesAfter(0, 2, false);
 
@@ -80,9 +79,9 @@ describe('the feed reader behind a bulk load', () => {
     const pending: (() => void)[] = [];
     const readPage = (after: number | undefined, limit: number): Promise<FeedPage> => {
       reads.push({ after, limit });
-      const events: StoredEvent[] = [];
+      const events: FramedEvent[] = [];
       for (let position = (after ?? 0) + 1; position <= head && events.length < limit; position++) {
-        events.push(storedEvent(position, 500));
+        events.push(framedEvent(position, 500));
       }
       return new Promise((resolve) =>
         pending.push(() => resolve({ prunedThrough: 0, sequencedThrough: head, events })),
@@ -126,9 +125,9 @@ describe('the feed reader behind a bulk load', () => {
         failed = true;
         return Promise.reject(new Error('connection lost'));
       }
-      const events: StoredEvent[] = [];
+      const events: FramedEvent[] = [];
       for (let position = (after ?? 0) + 1; position <= head && events.length < limit; position++) {
-        events.push(storedEvent(position, 500));
+        events.push(framedEvent(position, 500));
       }
       return Promise.resolve({ prunedThrough: 0, sequencedThrough: head, events });
     };

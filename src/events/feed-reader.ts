@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { feedEntry, type FeedEntry } from './feed-entry.js';
 import type { FeedSignal } from './feed-signal.js';
-import type { FeedPage, StoredEvent } from './sql.js';
+import type { FeedPage, FramedEvent } from './sql.js';
 
 export type FeedPageReader = (after: number | undefined, limit: number) => Promise<FeedPage>;
 
@@ -160,7 +160,7 @@ export class FeedReader {
    * The entries of events read after `after`, those already kept shared: the history links each to the position
    * before it, so a page of it is known to follow on without a gap.
    */
-  remember(after: number, events: readonly StoredEvent[]): FeedEntry[] {
+  remember(after: number, events: readonly FramedEvent[]): FeedEntry[] {
     const entries: FeedEntry[] = [];
     let previous = after;
     for (const event of events) {

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { feedFrame } from '../../test/support/feed-frames.js';
 import { feedEntry, type FeedEntry } from './feed-entry.js';
 import { filterKey, SharedBatches } from './shared-batches.js';
 
 function entry(position: number, type: string, sku: string): FeedEntry {
-  return feedEntry({
-    position,
-    id: `e${position}`,
-    type,
-    resourceKey: `k${position}`,
-    requestId: null,
-    traceparent: null,
-    occurredAt: new Date(0),
-    resource: `{"product":{"sku":"${sku}"}}`,
-  });
+  return feedEntry(
+    feedFrame({
+      position,
+      id: `e${position}`,
+      type,
+      requestId: null,
+      occurredAt: new Date(0),
+      resource: `{"product":{"sku":"${sku}"}}`,
+    }),
+  );
 }
 
 const entries = [
