@@ -1,7 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { withTransaction } from '../db/tx.js';
 import { outsideAnyTrace } from '../tracing/context.js';
 import type { FeedSignal } from './feed-signal.js';
 import { outboxSignal } from './outbox.js';
@@ -12,9 +11,8 @@ import { selectSequencerProbe, sequenceCommittedEvents, vacuumUnnumbered } from 
 export const EVENTS_PER_RUN = 5000;
 /**
  * Each full run doubles the next one's size up to this: a backlog is numbered in fewer runs, each of which waits
- * four times for this process's event loop, busy rendering that backlog for the streams (18 % of samples idle in
- * transaction after a 1,000,000-unit intake, bench/notes.md). 20,000 hold the feed's lock about 0.2 s at scenario
- * 19's rate.
+ * for this process's event loop, busy rendering that backlog for the streams. 20,000 hold the feed's lock about
+ * 0.2 s at scenario 19's rate.
  */
 export const MAX_EVENTS_PER_RUN = 20_000;
 // Catches events committed by an instance that died before numbering them, and learns other instances' head.
@@ -89,9 +87,7 @@ export class Sequencer {
         // Within a backlog a part is made only when the next run needs it: creating one scans the default part,
         // which then holds the rest of the backlog, and locks out numbering and every writer of events meanwhile.
         await this.makeRoom(limit);
-        const { assigned, sequencedThrough } = await withTransaction(this.pool, (tx) =>
-          sequenceCommittedEvents(tx, limit),
-        );
+        const { assigned, sequencedThrough } = await sequenceCommittedEvents(this.pool, limit);
         this.signal.advance(sequencedThrough);
         this.numberedSinceVacuum += assigned;
         if (assigned < limit || this.stopped) break;

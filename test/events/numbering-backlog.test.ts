@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerTypeParsers } from '../../src/db/type-parsers.js';
 import { FeedSignal } from '../../src/events/feed-signal.js';
 import { MAX_EVENTS_PER_RUN, Sequencer } from '../../src/events/sequencer.js';
-import { sequenceCommittedEvents } from '../../src/events/sql.js';
+import { numberingStatements } from '../../src/events/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { fillUnnumberedBacklog, restoreAutovacuum } from '../support/unnumbered-backlog.js';
 
@@ -37,19 +37,12 @@ function nodesOf(node: PlanNode): string[] {
 
 /** The numbering run's plan for `limit` events, planned as the run plans it (its settings included). */
 async function numberingPlan(limit: number): Promise<string[]> {
+  const { lock, numbering } = numberingStatements(limit);
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
-    const query = vi.spyOn(client, 'query');
-    await sequenceCommittedEvents(client as never, limit);
-    const [lock, numbering] = query.mock.calls.map((call) => (call[0] as unknown as pg.QueryConfig).text);
-    query.mockRestore();
-    await client.query('ROLLBACK');
-    await client.query('BEGIN');
-    await client.query(lock!);
-    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (FORMAT JSON) ${numbering!.replaceAll('$1', String(limit)).replaceAll('$2', "'inventory_events'")}`,
-    );
+    await client.query(lock);
+    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${numbering}`);
     return nodesOf(rows[0]!['QUERY PLAN'][0].Plan);
   } finally {
     await client.query('ROLLBACK');

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Tx } from '../../src/db/tx.js';
-import { selectEventsAfter, selectFeedPage, sequenceCommittedEvents } from '../../src/events/sql.js';
+import { numberingStatements, selectEventsAfter, selectFeedPage } from '../../src/events/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -61,20 +60,18 @@ function outboxScans(node: PlanNode): string[] {
 }
 
 /**
- * The plan of a statement as the service runs it: its own text (recorded from the function; `call` counts its
- * queries from 0), prepared and planned generically, as a named statement is after a few executions. Sequential
- * scans are disabled, so the test database's few rows do not make a scan cheaper: what is asserted is that the
+ * The plan of a statement as the service runs it: its own text (recorded from the function), prepared and planned
+ * generically, as a named statement is after a few executions. Sequential scans are disabled, so the test database's few rows do not make a scan cheaper: what is asserted is that the
  * index can serve the query.
  */
 async function genericPlanOf(
   client: pg.PoolClient,
   read: (db: pg.PoolClient) => Promise<unknown>,
   args: string,
-  call = 0,
 ): Promise<PlanNode> {
   const query = vi.spyOn(client, 'query');
   await read(client);
-  const { text } = query.mock.calls[call]![0] as unknown as pg.QueryConfig;
+  const { text } = query.mock.calls[0]![0] as unknown as pg.QueryConfig;
   query.mockRestore();
   await client.query('SET LOCAL enable_seqscan = off');
   await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
@@ -141,13 +138,11 @@ describe('event positions (D29)', () => {
       await client.query('CREATE TABLE event_outbox_p_plan PARTITION OF event_outbox FOR VALUES FROM (1) TO (1001)');
       await insertEvent(client, null);
 
-      // The numbering statement is the sequencer's second query, after the lock of the feed's state.
-      const plan = await genericPlanOf(
-        client,
-        (tx) => sequenceCommittedEvents(tx as unknown as Tx, 100),
-        "100, 'inventory_events'",
-        1,
-      );
+      const { lock, numbering } = numberingStatements(100);
+      await client.query(lock);
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${numbering}`);
+      const plan = rows[0]!['QUERY PLAN'][0].Plan;
 
       expect(new Set(outboxPartsRead(plan))).toEqual(new Set(['event_outbox_unnumbered']));
     });
