@@ -14,6 +14,7 @@ import { FeedSignal } from '../src/events/feed-signal.js';
 import { Sequencer } from '../src/events/sequencer.js';
 import { selectFeedPage } from '../src/events/sql.js';
 import { FeedReader } from '../src/events/feed-reader.js';
+import { watchCpu } from './cpu-share.js';
 
 const variant = process.argv[2] ?? 'small';
 const N = Number(process.argv[3] ?? 200_000);
@@ -71,6 +72,7 @@ try {
   if (variant.includes('checkpoint')) await pool.query('CHECKPOINT');
   let stopFollow: (() => void) | undefined;
   let readEvents = 0;
+  let readAllAt: number | undefined;
   if (reader) {
     const feed = new FeedReader(
       (after: number | undefined, limit: number) => selectFeedPage(reads, after, limit),
@@ -79,9 +81,11 @@ try {
     );
     feed.onAdvanced((through: number) => {
       readEvents = through;
+      if (through >= N + extra) readAllAt ??= performance.now();
     });
     stopFollow = feed.follow(0);
   }
+  const cpu = watchCpu();
   const started = performance.now();
   sequencer ??= new Sequencer(events, signal, logger, 1_000_000);
   const marks: string[] = [];
@@ -94,7 +98,15 @@ try {
     lastT = t;
   }, 2000);
   await signal.waitBeyond(N + extra - 1, 30 * 60_000);
-  const seconds = (performance.now() - started) / 1000;
+  const numberedAt = performance.now();
+  const seconds = (numberedAt - started) / 1000;
+  const readAtNumbering = readEvents;
+  while (reader && readAllAt === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+  // CPU of this process (the sequencer and the reader) and of the embedded PostgreSQL, per event numbered.
+  const share = cpu.stop();
+  const cpuSeconds = ((readAllAt ?? numberedAt) - started) / 1000;
+  const perEvent = (percent: number | undefined): number =>
+    Number(((((percent ?? 0) / 100) * cpuSeconds * 1e6) / N).toFixed(2));
   clearInterval(timer);
   await sequencer.stop();
   stopFollow?.();
@@ -105,7 +117,11 @@ try {
       seconds: Number(seconds.toFixed(2)),
       perSecond: Math.round(N / seconds),
       load: os.loadavg()[0],
-      readEvents,
+      readEvents: readAtNumbering,
+      readerBehindSeconds: readAllAt === undefined ? undefined : Number(((readAllAt - numberedAt) / 1000).toFixed(2)),
+      processMicrosPerEvent: perEvent(share?.loadGenerator),
+      postgresMicrosPerEvent: perEvent(share?.postgres),
+      otherPercent: Math.round(share?.other ?? 0),
       marks: marks.join(' '),
     }),
   );
