@@ -10,10 +10,15 @@
  * EXPIRY_PER_UNIT: reservations per unit at most (10: every unit of the allocation stock filled, as a fresh run
  * seeds; 1: one reservation per unit). EXPIRY_ROUNDS: rounds on the same
  * database, each seeding and ending the reservations again.
+ *
+ * EXPIRY_NOT_DUE: reservations expiring in a week made first and analysed before the due ones are written, as
+ * a full run leaves them (scenario 4's allocations, then a VACUUM ANALYZE): the statistics then say nothing is
+ * due. EXPIRY_EXPLAIN=1: before the timed round, one batch in a transaction rolled back, with each statement's
+ * plan (auto_explain, actual rows and buffers) printed.
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { withTransaction } from '../src/db/tx.js';
+import { withTransaction, type Tx } from '../src/db/tx.js';
 import { expireDue } from '../src/reservations/service.js';
 import { openBenchDatabase } from './database.js';
 import { installCleanupHandlers, runToExit } from './processes.js';
@@ -24,6 +29,8 @@ const RESERVATIONS = Number(process.env.EXPIRY_RESERVATIONS ?? 50_000);
 const PER_UNIT = Number(process.env.EXPIRY_PER_UNIT ?? 10);
 const ROUNDS = Number(process.env.EXPIRY_ROUNDS ?? 1);
 const BATCHES_AT_ONCE = Number(process.env.EXPIRY_BATCHES_AT_ONCE ?? 2);
+const NOT_DUE = Number(process.env.EXPIRY_NOT_DUE ?? 0);
+const EXPLAIN = process.env.EXPIRY_EXPLAIN === '1';
 const LIMIT = 1000;
 const statementTimes = new Map<string, { calls: number; ms: number }>();
 let attempts = 0;
@@ -65,7 +72,7 @@ function backendTicks(pids: readonly number[]): number {
   return ticks;
 }
 
-async function seedReservations(pool: pg.Pool): Promise<string[]> {
+async function seedReservations(pool: pg.Pool, count = RESERVATIONS, expiresIn = '-1 second'): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
     `WITH placed AS (
        SELECT gen_random_uuid() AS reservation_id, pu.id, pu.p_key, pu.product_id
@@ -75,7 +82,7 @@ async function seedReservations(pool: pg.Pool): Promise<string[]> {
         LIMIT $2
      ), life AS (
        INSERT INTO reservation_life (reservation_id, product_id, qty_base, expires_at)
-       SELECT reservation_id, product_id, 1, now() - interval '1 second' FROM placed
+       SELECT reservation_id, product_id, 1, now() + $4::interval FROM placed
        RETURNING reservation_id
      ), part AS (
        INSERT INTO reservation (reservation_id, packaging_unit_id, packaging_unit_pkey, qty_base, actor, request_id)
@@ -85,7 +92,7 @@ async function seedReservations(pool: pg.Pool): Promise<string[]> {
          FROM (SELECT id, count(*) AS n FROM placed GROUP BY id) c WHERE pu.id = c.id
      )
      SELECT reservation_id AS id FROM life`,
-    [ALLOCATION_PREFIX, RESERVATIONS, PER_UNIT],
+    [ALLOCATION_PREFIX, count, PER_UNIT, expiresIn],
   );
   return rows.map((row) => row.id);
 }
@@ -97,6 +104,7 @@ async function main(): Promise<number> {
   const { products, shape } = allocationStock(10_000);
   await seedProducts(db.pool, shape.productPrefix, 1, products);
   await seedStock(db.pool, shape);
+  if (NOT_DUE > 0) await seedReservations(db.pool, NOT_DUE, '7 days');
   await settle(db.pool);
   const pool = new pg.Pool({
     connectionString: db.url,
@@ -116,6 +124,7 @@ async function main(): Promise<number> {
       'SELECT count(DISTINCT packaging_unit_id)::int AS n FROM reservation WHERE reservation_id = ANY($1::uuid[])',
       [ids],
     );
+    if (EXPLAIN) await explainOneBatch(db.pool);
     statementTimes.clear();
     attempts = 0;
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -150,6 +159,36 @@ async function main(): Promise<number> {
   }
   await pool.end();
   return 0;
+}
+
+/** One batch's statements with their plans as executed (auto_explain sent to this client), then rolled back. */
+async function explainOneBatch(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  const plans: string[] = [];
+  const onNotice = (notice: { message?: string }): void => void plans.push(notice.message ?? '');
+  client.on('notice', onNotice);
+  try {
+    await client.query('BEGIN');
+    await client.query(`LOAD 'auto_explain'`);
+    for (const [name, value] of Object.entries({
+      log_min_duration: '0',
+      log_analyze: 'on',
+      log_buffers: 'on',
+      log_timing: 'off',
+      log_nested_statements: 'on',
+      log_level: 'notice',
+    })) {
+      await client.query(`SELECT set_config('auto_explain.${name}', $1, true)`, [value]);
+    }
+    plans.length = 0;
+    await expireDue(client as Tx, { subject: 'system:reservation-expiry', requestId: 'explain' }, LIMIT);
+  } finally {
+    await client.query('ROLLBACK');
+    client.off('notice', onNotice);
+    client.release();
+  }
+  // Parameters are long arrays: cut to their first 60 characters.
+  for (const plan of plans) console.log(plan.replace(/('\{[^}]{60})[^}]*\}'/g, "$1…}'") + '\n');
 }
 
 runToExit(main, 'expiry-batches');
