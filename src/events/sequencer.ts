@@ -11,7 +11,7 @@ import { selectSequencerProbe, sequenceCommittedEvents, vacuumUnnumbered } from 
 export const EVENTS_PER_RUN = 5000;
 /**
  * Each full run doubles the next one's size up to this: a backlog is numbered in fewer runs, each of which waits
- * for this process's event loop, busy rendering that backlog for the streams. 20,000 hold the feed's lock about
+ * for this process's event loop, busy reading that backlog for the streams. 20,000 hold the feed's lock about
  * 0.2 s at scenario 19's rate.
  */
 export const MAX_EVENTS_PER_RUN = 20_000;
