@@ -24,12 +24,12 @@ const EVENT_COLUMNS = `e.position, e.id, e.type, e.resource_key AS "resourceKey"
  * Plans a numbering run or a backlog reading may not use (see sequenceCommittedEvents): only the ordered index walk
  * remains. Selected with a statement's other columns, they hold for the rest of its transaction.
  *
- * And no generic plan: the statements are prepared (named), and after five runs PostgreSQL may keep a plan made
- * without the parameters' values and from the default part's size at that moment. A sequencer that started on an
- * empty outbox kept a plan taking the whole default part as the outer side of its join, with the run's `pending`
- * rescanned for each of its rows: after a 200,000-unit intake the first run of 5,000 took 118 s (bench/notes.md,
- * "Numbering after an intake"). A custom plan, made each run from the part's present size, costs about a
- * millisecond.
+ * And no generic plan for the backlog reading, which is prepared (named): after five runs PostgreSQL may keep a plan
+ * made without the parameters' values and from the default part's size at that moment. A sequencer whose numbering
+ * was prepared and started on an empty outbox kept a plan taking the whole default part as the outer side of its
+ * join, with the run's `pending` rescanned for each of its rows: after a 200,000-unit intake the first run of 5,000
+ * took 118 s (bench/notes.md, "Numbering after an intake"). The numbering is now sent unprepared (see
+ * sequenceCommittedEvents), planned each run; a custom plan costs about a millisecond.
  */
 const PLANS_OFF = [
   'enable_seqscan',

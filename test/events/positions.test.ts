@@ -133,6 +133,13 @@ describe('event positions (D29)', () => {
     });
   });
 
+  it('builds a numbering run only for a whole, positive count of events: the count is written into its text', () => {
+    for (const limit of [0, -1, 1.5, Number.NaN, 2 ** 53]) {
+      expect(() => numberingStatements(limit)).toThrow(RangeError);
+    }
+    expect(numberingStatements(7).numbering).toContain('LIMIT 7)');
+  });
+
   it('numbers new events reading only the part of those not yet numbered, however many parts are kept', async () => {
     await inRolledBackTransaction(async (client) => {
       await client.query('CREATE TABLE event_outbox_p_plan PARTITION OF event_outbox FOR VALUES FROM (1) TO (1001)');
