@@ -4,6 +4,7 @@ import type { Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/empty-database.js';
+import { waitFor } from '../support/pg-activity.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../support/round-robin-proxy.js';
 import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
 import type { ServiceProcess } from '../support/service-process.js';
@@ -58,13 +59,20 @@ describe('three instances started together on one fresh database', () => {
     const { rows } = await pool.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');
     expect(rows.map((row) => row.name)).toEqual(files);
 
-    const applied = services.flatMap((service) =>
-      service
-        .logEntries()
-        .filter((entry) => entry.msg === 'migration applied')
-        .map((entry) => String(entry.migration)),
-    );
-    expect(applied.sort()).toEqual(files);
+    const applied = (): string[] =>
+      services.flatMap((service) =>
+        service
+          .logEntries()
+          .filter((entry) => entry.msg === 'migration applied')
+          .map((entry) => String(entry.migration)),
+      );
+    // Log lines reach stdout in batches, at the latest 100 ms after they are written (src/logger.ts).
+    await waitFor(
+      'every migration’s log line',
+      async () => (applied().length >= files.length ? true : undefined),
+      5000,
+    ).catch(() => undefined);
+    expect(applied().sort()).toEqual(files);
   });
 
   it('are each UP on /actuator/health', async () => {

@@ -8,6 +8,7 @@ import { BROKER_URL, describeWithBroker, useBrokerExclusively } from '../support
 import { aProduct } from '../support/builders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { consumeExchange, deleteExchange, type EventConsumer } from '../support/event-consumer.js';
+import { waitFor } from '../support/pg-activity.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startServicesOnDatabase, stopServices } from '../support/service-cluster.js';
 import type { ServiceProcess } from '../support/service-process.js';
@@ -224,10 +225,12 @@ describeWithBroker('tracing (D36)', () => {
       expect(message?.traceparent).toBe(`00-${traceId}-${publish.spanId}-01`);
     });
 
-    it('writes the trace id on the request’s access log line', () => {
-      const access = run!.service
-        .logEntries()
-        .filter((entry) => (entry.req as { id?: string } | undefined)?.id === requestId);
+    it('writes the trace id on the request’s access log line', async () => {
+      const accessLines = (): Record<string, unknown>[] =>
+        run!.service.logEntries().filter((entry) => (entry.req as { id?: string } | undefined)?.id === requestId);
+      // Log lines reach stdout in batches, at the latest 100 ms after they are written (src/logger.ts).
+      await waitFor('the access log line', async () => (accessLines().length > 0 ? true : undefined), 5000);
+      const access = accessLines();
       expect(access).toHaveLength(1);
       expect(access[0]).toMatchObject({ trace_id: traceId, trace_flags: '01' });
     });
