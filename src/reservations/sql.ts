@@ -155,20 +155,32 @@ export async function lockDueReservations(tx: Tx, limit: number): Promise<Reserv
 
 /**
  * All reservations of the Products past their expiry, locked in id order (across Products too), waiting for those
- * another transaction holds; one a concurrent expiry ended meanwhile is left out, as PostgreSQL rechecks the
- * condition on the row version it locked.
+ * another transaction holds; one a concurrent expiry ended meanwhile is left out, judged on the version locked.
+ *
+ * Found Product by Product in reservation_life_product_active_idx (migration 0018), whatever the statistics say
+ * (test/reservations/due-of-products-plans.test.ts). As a plain condition on `expires_at` the planner could take the
+ * expiry index instead and read the due reservations of every Product (a mass expiry's, for every write), or, to
+ * lock, scan all active ones. So the expiry is compared together with the Product (`(product_id, expires_at) <=
+ * (p.id, now())`, for the Product's rows the same as `expires_at <= now()`), a row comparison only an index led by
+ * both columns serves, and the lock is taken by id alone, the condition applied to what it locked.
  */
 export async function lockDueReservationsOfProducts(tx: Tx, skus: readonly string[]): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
     name: 'lock-due-reservations-of-products',
     text: `WITH due AS MATERIALIZED (
-             SELECT id FROM reservation_life r
-              WHERE ${isDue('r')} AND r.product_id IN (SELECT id FROM product WHERE sku = ANY($1::text[]))
+             SELECT id, state, expires_at FROM reservation_life
+              WHERE id = ANY(ARRAY(
+                      SELECT d.id FROM product p
+                       CROSS JOIN LATERAL (
+                         SELECT id FROM reservation_life
+                          WHERE product_id = p.id AND state = 'ACTIVE'
+                            AND (product_id, expires_at) <= (p.id, now()) OFFSET 0) d
+                       WHERE p.sku = ANY($1::text[])))
               ORDER BY id FOR UPDATE
            )
            SELECT ${RESERVATION_COLUMNS}
              FROM reservation_life r JOIN product p ON p.id = r.product_id
-            WHERE r.id IN (SELECT id FROM due)
+            WHERE r.id IN (SELECT id FROM due WHERE ${isDue('due')})
             ORDER BY r.id`,
     values: [skus],
   });
