@@ -31,7 +31,7 @@ import { INTAKE_PRODUCT_PREFIX, INTAKE_PRODUCTS, stockIntake } from './scenario-
 import { outboxPrune } from './scenario-17-prune.js';
 import { numberingBacklog } from './scenario-19-numbering.js';
 import { stockAt } from './scenario-20-stock-at.js';
-import { massExpiry } from './scenario-21-mass-expiry.js';
+import { expiryStock, massExpiry } from './scenario-21-mass-expiry.js';
 
 import { masterDataBulk } from './scenario-22-master-data-bulk.js';
 import { pickStock, picks } from './scenario-23-picks.js';
@@ -69,8 +69,13 @@ async function seed(config: BenchConfig, db: BenchDatabase): Promise<void> {
     await seedProducts(db.pool, INTAKE_PRODUCT_PREFIX, 1, INTAKE_PRODUCTS);
     await seedMoveStock(db.pool);
   }
-  if (wants(config, 4, 13, 21)) {
+  if (wants(config, 4, 13)) {
     const { products, shape } = allocationStock(config.allocationUnits);
+    await seedProducts(db.pool, shape.productPrefix, 1, products);
+    await seedStock(db.pool, shape);
+  }
+  if (wants(config, 21)) {
+    const { products, shape } = expiryStock();
     await seedProducts(db.pool, shape.productPrefix, 1, products);
     await seedStock(db.pool, shape);
   }

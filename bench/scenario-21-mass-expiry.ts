@@ -4,12 +4,37 @@ import { JWT_SECRET } from './load.js';
 import { stopProcess } from './processes.js';
 import { step } from './progress.js';
 import { formatNumber, type BenchContext, type ScenarioResult } from './results.js';
-import { ALLOCATION_PREFIX } from './scenario-4-allocation.js';
+import type { StockShape } from './seed.js';
 import { startService, type RunningServer } from './service.js';
 
 const RESERVATIONS = Number(process.env.BENCH_EXPIRY_RESERVATIONS ?? 50_000);
 const BOUND_SECONDS = 10;
 const INSTANCES = 3;
+const EXPIRY_PREFIX = 'XP';
+const UNIT_PIECES = 10;
+const UNITS_PER_PRODUCT = 100;
+const UNITS_PER_LOAD_UNIT = 10;
+
+/**
+ * The scenario's own stock, shaped as scenario 4's (units of 10 PC, ten per LoadUnit, 100 per Product) with a
+ * piece for each reservation: on scenario 4's stock the count depended on what scenarios 4 and 23 had taken
+ * (44,505 at 20:10, 14,560 at 22:27 on a faster host).
+ */
+export function expiryStock(): { products: number; shape: StockShape } {
+  const units = Math.ceil(RESERVATIONS / UNIT_PIECES);
+  const products = Math.max(1, Math.ceil(units / UNITS_PER_PRODUCT));
+  return {
+    products,
+    shape: {
+      productPrefix: EXPIRY_PREFIX,
+      products,
+      tuPrefix: 'TXP',
+      loadUnits: Math.ceil(units / UNITS_PER_LOAD_UNIT),
+      unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
+      unitQuantity: UNIT_PIECES,
+    },
+  };
+}
 
 interface Round {
   readonly reservations: number;
@@ -33,8 +58,8 @@ interface Round {
 }
 
 /**
- * Scenario 21 (issue 35, D40): RESERVATIONS reservations of 1 PC each (fewer if the allocation stock has less
- * free), written with SQL on its free pieces, all falling due at one instant; the running service's expiry work
+ * Scenario 21 (issue 35, D40): RESERVATIONS reservations of 1 PC each, written with SQL on the pieces of its own
+ * stock (expiryStock), all falling due at one instant; the running service's expiry work
  * ends them, first on the one instance, then again with two more instances on the same database. Each round is
  * measured from the instant they fall due (or were all there, if later) to the last EXPIRE ledger row; then each is
  * checked ended exactly once and the units' reserved amounts back where they were.
@@ -98,7 +123,7 @@ export async function massExpiry(ctx: BenchContext): Promise<ScenarioResult> {
             ]
           : [],
       ),
-      `Seeded with SQL on the free units of the allocation stock (products ${ALLOCATION_PREFIX}…), ${formatNumber(one.reservations)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts), then the same again with ${INSTANCES - 1} more instances of the service on the database.`,
+      `Seeded with SQL on the scenario's own stock (products ${EXPIRY_PREFIX}-…, units of ${UNIT_PIECES} PC), ${formatNumber(one.reservations)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts), then the same again with ${INSTANCES - 1} more instances of the service on the database.`,
     ],
   };
 }
@@ -109,13 +134,13 @@ async function expireRound(ctx: BenchContext, pids: readonly (number | undefined
   step(
     `scenario 21: ${RESERVATIONS.toLocaleString('en-US')} reservations falling due at once, ${instances} instance(s)`,
   );
-  const reservedBefore = await reservedOfAllocationStock(ctx);
+  const reservedBefore = await reservedOfExpiryStock(ctx);
   const { rows } = await pool.query<{ id: string }>(
     `WITH placed AS (
        SELECT gen_random_uuid() AS reservation_id, pu.id, pu.p_key, pu.product_id
          FROM packaging_unit pu JOIN product p ON p.id = pu.product_id
         CROSS JOIN LATERAL generate_series(1, floor(pu.qty_base - pu.reserved_base)::int)
-        WHERE p.sku LIKE $1 || '%'
+        WHERE p.sku LIKE $1 || '-%'
         LIMIT $2
      ), life AS (
        INSERT INTO reservation_life (reservation_id, product_id, qty_base, expires_at)
@@ -129,7 +154,7 @@ async function expireRound(ctx: BenchContext, pids: readonly (number | undefined
          FROM (SELECT id, count(*) AS n FROM placed GROUP BY id) c WHERE pu.id = c.id
      )
      SELECT reservation_id AS id FROM life`,
-    [ALLOCATION_PREFIX, RESERVATIONS],
+    [EXPIRY_PREFIX, RESERVATIONS],
   );
   const ids = rows.map((row) => row.id);
   const loadAtStart = os.loadavg()[0] ?? 0;
@@ -192,16 +217,16 @@ async function expireRound(ctx: BenchContext, pids: readonly (number | undefined
     distinct: result.distinct,
     events: result.events,
     eventKeys: result.eventKeys,
-    conserved: (await reservedOfAllocationStock(ctx)) === reservedBefore,
+    conserved: (await reservedOfExpiryStock(ctx)) === reservedBefore,
     ...(cpu ? { cpu } : {}),
   };
 }
 
-async function reservedOfAllocationStock(ctx: BenchContext): Promise<string> {
+async function reservedOfExpiryStock(ctx: BenchContext): Promise<string> {
   const { rows } = await ctx.db.pool.query<{ reserved: string }>(
     `SELECT COALESCE(sum(pu.reserved_base), 0)::text AS reserved
-       FROM packaging_unit pu JOIN product p ON p.id = pu.product_id WHERE p.sku LIKE $1 || '%'`,
-    [ALLOCATION_PREFIX],
+       FROM packaging_unit pu JOIN product p ON p.id = pu.product_id WHERE p.sku LIKE $1 || '-%'`,
+    [EXPIRY_PREFIX],
   );
   return rows[0]!.reserved;
 }
