@@ -4,6 +4,7 @@ import { JWT_SECRET } from './load.js';
 import { stopProcess } from './processes.js';
 import { step } from './progress.js';
 import { formatNumber, type BenchContext, type ScenarioResult } from './results.js';
+import { allocationStock } from './scenario-4-allocation.js';
 import type { StockShape } from './seed.js';
 import { startService, type RunningServer } from './service.js';
 
@@ -12,28 +13,13 @@ const BOUND_SECONDS = 10;
 const INSTANCES = 3;
 const EXPIRY_PREFIX = 'XP';
 const UNIT_PIECES = 10;
-const UNITS_PER_PRODUCT = 100;
-const UNITS_PER_LOAD_UNIT = 10;
 
 /**
- * The scenario's own stock, shaped as scenario 4's (units of 10 PC, ten per LoadUnit, 100 per Product) with a
- * piece for each reservation: on scenario 4's stock the count depended on what scenarios 4 and 23 had taken
- * (44,505 at 20:10, 14,560 at 22:27 on a faster host).
+ * The scenario's own stock, scenario 4's shape (units of 10 PC) with a piece for each reservation: on scenario 4's
+ * stock the count depended on what scenarios 4 and 23 had taken (44,505 at 20:10, 14,560 at 22:27 on a faster host).
  */
 export function expiryStock(): { products: number; shape: StockShape } {
-  const units = Math.ceil(RESERVATIONS / UNIT_PIECES);
-  const products = Math.max(1, Math.ceil(units / UNITS_PER_PRODUCT));
-  return {
-    products,
-    shape: {
-      productPrefix: EXPIRY_PREFIX,
-      products,
-      tuPrefix: 'TXP',
-      loadUnits: Math.ceil(units / UNITS_PER_LOAD_UNIT),
-      unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
-      unitQuantity: UNIT_PIECES,
-    },
-  };
+  return allocationStock(Math.ceil(RESERVATIONS / UNIT_PIECES), { productPrefix: EXPIRY_PREFIX, tuPrefix: 'TXP' });
 }
 
 interface Round {

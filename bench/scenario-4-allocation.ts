@@ -12,15 +12,20 @@ export const ALLOCATION_PREFIX = 'A';
 const UNITS_PER_PRODUCT = 100;
 const UNITS_PER_LOAD_UNIT = 10;
 
-/** 100 units per Product in LoadUnits of ten, 10 PC each, expiry dates spread so FEFO has an order to keep. */
-export function allocationStock(units: number): { products: number; shape: StockShape } {
+/**
+ * 100 units per Product in LoadUnits of ten, 10 PC each, expiry dates spread so FEFO has an order to keep; named
+ * for scenario 4 unless other prefixes are given.
+ */
+export function allocationStock(
+  units: number,
+  naming: Pick<StockShape, 'productPrefix' | 'tuPrefix'> = { productPrefix: ALLOCATION_PREFIX, tuPrefix: 'TA' },
+): { products: number; shape: StockShape } {
   const products = Math.max(1, Math.round(units / UNITS_PER_PRODUCT));
   return {
     products,
     shape: {
-      productPrefix: ALLOCATION_PREFIX,
+      ...naming,
       products,
-      tuPrefix: 'TA',
       loadUnits: Math.max(1, Math.round(units / UNITS_PER_LOAD_UNIT)),
       unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
       unitQuantity: 10,
