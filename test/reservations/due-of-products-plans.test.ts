@@ -49,7 +49,7 @@ async function rowsReadBy<T>(read: (tx: Tx) => Promise<T>): Promise<{ answer: T;
   }
 }
 
-/** The check reads the Product's due reservations (twice: found, then read by id) and next to nothing else. */
+/** The check finds, locks and reads the Product's due reservations, and next to nothing else. */
 async function expectReadsOnlyItsOwn(sku: string): Promise<void> {
   const { answer, rows } = await rowsReadBy((tx) => lockDueReservationsOfProducts(tx, [sku]));
   expect({ due: answer.length, withinBound: rows <= ROWS_READ_BOUND }).toStrictEqual({
