@@ -1,11 +1,10 @@
-import type pg from 'pg';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/db/tx.js';
 import { selectUnitByPKey } from '../../src/packaging-units/sql.js';
 import { lockDueReservationsOfProducts } from '../../src/reservations/sql.js';
 import { useTestApp } from '../support/app.js';
 import { givenReservation } from './reservation-api.js';
-import { reservationRowsRead, seedReservations, type PlanNode } from './plans.js';
+import { reservationRowsReadBy, seedReservations } from './plans.js';
 
 /**
  * D40: every allocation and stock write first ends its Product's due reservations, and every reading of a unit
@@ -24,29 +23,11 @@ const ROWS_READ_BOUND = 10 * DUE_HERE;
 let quiet: string;
 let busy: string;
 
-/**
- * `read` run on a connection of its own and rolled back, then its first statement again with EXPLAIN ANALYZE (same
- * parameters), rolled back: what `read` answered, and the reservation rows that statement read.
- */
+/** What `read` answered, and the reservation rows and index entries its one statement read. */
 async function rowsReadBy<T>(read: (tx: Tx) => Promise<T>): Promise<{ answer: T; rows: number }> {
-  const client = await ctx.db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    const query = vi.spyOn(client, 'query');
-    const answer = await read(client as Tx);
-    const [config] = query.mock.calls[0] as unknown as [pg.QueryConfig];
-    query.mockRestore();
-    await client.query('ROLLBACK');
-    await client.query('BEGIN');
-    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${config.text}`,
-      config.values,
-    );
-    return { answer, rows: reservationRowsRead(rows[0]!['QUERY PLAN'][0].Plan) };
-  } finally {
-    await client.query('ROLLBACK');
-    client.release();
-  }
+  const { answer, statements } = await reservationRowsReadBy(ctx, read);
+  expect(statements).toHaveLength(1);
+  return { answer, rows: statements[0]!.rows };
 }
 
 /** The check finds, locks and reads the Product's due reservations, and next to nothing else. */
@@ -97,6 +78,20 @@ describe('the check of a Product’s due reservations before a write (D40)', () 
   it(`reads at most ${ROWS_READ_BOUND} reservation rows, statistics up to date`, async () => {
     await ctx.db.pool.query('ANALYZE reservation, reservation_life');
     await expectReadsOnlyItsOwn(quiet);
+  });
+
+  it('finds the due reservations of every Product it is given, locked and answered in id order', async () => {
+    const { rows: due } = await ctx.db.pool.query<{ reservationId: string }>(
+      `SELECT r.reservation_id AS "reservationId" FROM reservation_life r JOIN product p ON p.id = r.product_id
+        WHERE p.sku = ANY($1::text[]) AND r.state = 'ACTIVE' AND r.expires_at <= now() ORDER BY r.id`,
+      [[quiet, busy]],
+    );
+    const { answer } = await rowsReadBy((tx) => lockDueReservationsOfProducts(tx, [busy, quiet]));
+    expect({
+      found: answer.map((row) => row.reservationId),
+      states: [...new Set(answer.map((row) => row.state))],
+    }).toStrictEqual({ found: due.map((row) => row.reservationId), states: ['EXPIRED'] });
+    expect(due).toHaveLength(DUE_HERE + DUE_ELSEWHERE);
   });
 });
 

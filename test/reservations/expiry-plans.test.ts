@@ -1,9 +1,7 @@
-import type pg from 'pg';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Tx } from '../../src/db/tx.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expireDue } from '../../src/reservations/service.js';
 import { useTestApp } from '../support/app.js';
-import { reservationRowsRead, seedReservations, type PlanNode } from './plans.js';
+import { reservationRowsReadBy, seedReservations, type StatementRead } from './plans.js';
 import { givenReservation } from './reservation-api.js';
 
 /**
@@ -23,40 +21,13 @@ const DUE = 1500;
 // below the 1,500 due and 500 not due that a plan over all reservations reads.
 const ROWS_PER_STATEMENT = 7 * LIMIT;
 
-/**
- * The statements of one batch of LIMIT, run as the expiry work runs them and rolled back, then run again with
- * EXPLAIN ANALYZE (same parameters, same order, so the same locks and rows) and rolled back: the rows each read.
- */
-async function rowsReadByABatch(): Promise<{ statement: string; rows: number }[]> {
-  const client = await ctx.db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    const query = vi.spyOn(client, 'query');
-    expect(await expireDue(client as Tx, { subject: 'test', requestId: 'expiry-plans' }, LIMIT)).toBe(LIMIT);
-    const statements = query.mock.calls.map(([config, values]) =>
-      typeof config === 'string'
-        ? { text: config, values: values as unknown[] }
-        : { text: (config as pg.QueryConfig).text, values: (config as pg.QueryConfig).values },
-    );
-    query.mockRestore();
-    await client.query('ROLLBACK');
-    await client.query('BEGIN');
-    const read: { statement: string; rows: number }[] = [];
-    for (const { text, values } of statements) {
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-        values,
-      );
-      read.push({
-        statement: text.replace(/\s+/g, ' ').slice(0, 60),
-        rows: reservationRowsRead(rows[0]!['QUERY PLAN'][0].Plan),
-      });
-    }
-    return read;
-  } finally {
-    await client.query('ROLLBACK');
-    client.release();
-  }
+/** The statements of one batch of LIMIT, as the expiry work runs them: the rows each read. */
+async function rowsReadByABatch(): Promise<StatementRead[]> {
+  const { answer, statements } = await reservationRowsReadBy(ctx, (tx) =>
+    expireDue(tx, { subject: 'test', requestId: 'expiry-plans' }, LIMIT),
+  );
+  expect(answer).toBe(LIMIT);
+  return statements;
 }
 
 let sku: string;
