@@ -4,7 +4,7 @@ import { JWT_SECRET } from './load.js';
 import { stopProcess } from './processes.js';
 import { step } from './progress.js';
 import { formatNumber, type BenchContext, type ScenarioResult } from './results.js';
-import { allocationStock } from './scenario-4-allocation.js';
+import { ALLOCATION_UNIT_PIECES, allocationStock } from './scenario-4-allocation.js';
 import type { StockShape } from './seed.js';
 import { startService, type RunningServer } from './service.js';
 
@@ -12,14 +12,16 @@ const RESERVATIONS = Number(process.env.BENCH_EXPIRY_RESERVATIONS ?? 50_000);
 const BOUND_SECONDS = 10;
 const INSTANCES = 3;
 const EXPIRY_PREFIX = 'XP';
-const UNIT_PIECES = 10;
 
 /**
  * The scenario's own stock, scenario 4's shape (units of 10 PC) with a piece for each reservation: on scenario 4's
  * stock the count depended on what scenarios 4 and 23 had taken (44,505 at 20:10, 14,560 at 22:27 on a faster host).
  */
 export function expiryStock(): { products: number; shape: StockShape } {
-  return allocationStock(Math.ceil(RESERVATIONS / UNIT_PIECES), { productPrefix: EXPIRY_PREFIX, tuPrefix: 'TXP' });
+  return allocationStock(Math.ceil(RESERVATIONS / ALLOCATION_UNIT_PIECES), {
+    productPrefix: EXPIRY_PREFIX,
+    tuPrefix: 'TXP',
+  });
 }
 
 interface Round {
@@ -109,7 +111,7 @@ export async function massExpiry(ctx: BenchContext): Promise<ScenarioResult> {
             ]
           : [],
       ),
-      `Seeded with SQL on the scenario's own stock (products ${EXPIRY_PREFIX}-…, units of ${UNIT_PIECES} PC), ${formatNumber(one.reservations)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts), then the same again with ${INSTANCES - 1} more instances of the service on the database.`,
+      `Seeded with SQL on the scenario's own stock (products ${EXPIRY_PREFIX}-…, units of ${ALLOCATION_UNIT_PIECES} PC), ${formatNumber(one.reservations)} reservations of 1 PC, all due at the same instant; ended by the service's own expiry work (src/reservations/expiry.ts), then the same again with ${INSTANCES - 1} more instances of the service on the database.`,
     ],
   };
 }

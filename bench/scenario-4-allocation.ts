@@ -11,6 +11,8 @@ const MIN_RATIO = 0.5;
 export const ALLOCATION_PREFIX = 'A';
 const UNITS_PER_PRODUCT = 100;
 const UNITS_PER_LOAD_UNIT = 10;
+/** Pieces in each unit of the allocation stock. */
+export const ALLOCATION_UNIT_PIECES = 10;
 
 /**
  * 100 units per Product in LoadUnits of ten, 10 PC each, expiry dates spread so FEFO has an order to keep; named
@@ -28,7 +30,7 @@ export function allocationStock(
       products,
       loadUnits: Math.max(1, Math.round(units / UNITS_PER_LOAD_UNIT)),
       unitsPerLoadUnit: UNITS_PER_LOAD_UNIT,
-      unitQuantity: 10,
+      unitQuantity: ALLOCATION_UNIT_PIECES,
       expiryDays: 60,
     },
   };
