@@ -2,9 +2,9 @@
 -- of a unit counts what such reservations hold on it as free. Both looked for them through indexes of all
 -- reservations ever made, ended ones included, or of the due reservations of every Product:
 -- - a writer's check read every due reservation of the whole warehouse (reservation_life_expiry_idx, then the
---   Product as a filter), 1,540 rows to find a Product's 20 in test/reservations/due-of-products-plans.test.ts, and
---   during a mass expiry tens of thousands for every allocation and move; or every reservation the Product ever had
---   (reservation_life_product_idx);
+--   Product as a filter) when the Product had a history of ended reservations: 1,540 rows to find a Product's 20 in
+--   test/reservations/due-of-products-plans.test.ts, tens of thousands for such a Product's every allocation and move
+--   during a mass expiry; or every reservation the Product ever had (reservation_life_product_idx);
 -- - a unit's check walked every part any reservation ever held on the unit (reservation_packaging_unit_idx, kept
 --   for the foreign key), a number that only grows on a pallet picked from for months.
 -- Each index below holds only what is still active, so a check reads the rows it is about.

@@ -159,10 +159,11 @@ export async function lockDueReservations(tx: Tx, limit: number): Promise<Reserv
  *
  * Found Product by Product in reservation_life_product_active_idx (migration 0018), whatever the statistics say
  * (test/reservations/due-of-products-plans.test.ts). As a plain condition on `expires_at` the planner could take the
- * expiry index instead and read the due reservations of every Product (a mass expiry's, for every write), or, to
- * lock, scan all active ones. So the expiry is compared together with the Product (`(product_id, expires_at) <=
- * (p.id, now())`, for the Product's rows the same as `expires_at <= now()`), a row comparison only an index led by
- * both columns serves, and the lock is taken by id alone, the condition applied to what it locked.
+ * expiry index instead and read the due reservations of every Product (a mass expiry's, for every write to a
+ * Product with a long history), or, to lock, scan all active ones. So the expiry is compared together with the
+ * Product (`(product_id, expires_at) <= (p.id, now())`, for the Product's rows the same as `expires_at <= now()`),
+ * a row comparison only an index led by both columns serves, and the lock is taken by id alone, the condition
+ * applied to what it locked.
  */
 export async function lockDueReservationsOfProducts(tx: Tx, skus: readonly string[]): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
