@@ -95,8 +95,10 @@ function installShutdown(
       clearTimeout(deadline);
       // The expiry worker and the relay finish their batch (the relay gives up its lease), and the history its
       // run, before the pool closes under them.
+      logger.info('connections closed: stopping the background work');
       Promise.all([expiry.stop(), events.stop(), history.stop()])
         .catch((error: unknown) => logger.warn({ err: error }, 'stopping the background work failed'))
+        .then(() => logger.info('background work stopped: closing the database'))
         .then(() => database.close())
         // The spans of the last requests are still buffered (D36).
         .then(() => shutdownTracing())

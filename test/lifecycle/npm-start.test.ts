@@ -150,6 +150,8 @@ describe('npm start, stopped with Ctrl-C', () => {
       expect(messages.slice(shutdownStart)).toEqual([
         'shutting down: no new connections, finishing in-flight requests',
         expect.stringMatching(/^POST \/v1\/products 201 /),
+        'connections closed: stopping the background work',
+        'background work stopped: closing the database',
         'stopped',
       ]);
       expect(logLines().filter((line) => (line.level as number) >= 50)).toEqual([]);

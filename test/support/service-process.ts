@@ -113,8 +113,19 @@ function timeout<T>(ms: number, what: string): Promise<T> {
   );
 }
 
+/** The last lines the service wrote, so that a test that times out on it says what it was doing. */
+function outputTail(service: ServiceProcess, lines = 30): string {
+  const tail = (text: string): string => text.split('\n').slice(-lines).join('\n');
+  return `\nstdout:\n${tail(service.stdout())}\nstderr:\n${tail(service.stderr())}`;
+}
+
 export async function waitForExit(service: ServiceProcess, ms: number): Promise<Exit> {
-  return Promise.race([service.exited, timeout<Exit>(ms, 'waiting for the service to exit')]);
+  return Promise.race([
+    service.exited,
+    timeout<Exit>(ms, 'waiting for the service to exit').catch((error: Error) => {
+      throw new Error(error.message + outputTail(service));
+    }),
+  ]);
 }
 
 /** Whether the process itself holds a listening TCP socket on the port (Linux /proc; assumed true elsewhere). */
