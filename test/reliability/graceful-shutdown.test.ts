@@ -151,13 +151,15 @@ describe('SIGTERM while 50 connections are busy', () => {
     const outcomes = await Promise.all(held.map((request) => request.outcome));
 
     expect(outcomes).toEqual(Array(CONNECTIONS).fill({ status: 201, body: '', connection: 'close' }));
-    expect(await waitForExit(service!, 60_000)).toEqual({ code: 0, signal: null });
+    // The embedded server's shutdown checkpoint writes what 100,000 Products left in its buffers: on a disk shared
+    // with the rest of CI that is not bounded by the service.
+    expect(await waitForExit(service!, 120_000)).toEqual({ code: 0, signal: null });
     expect(logged('stopped')).toBe(true);
     expect(logged('shutdown deadline reached: closing the remaining connections')).toBe(false);
     expect(await processesUsing(dataDir!)).toEqual([]);
     // What the 201s promised was committed: the data folder holds every Product.
     expect(await committedProducts()).toBe(CONNECTIONS * PRODUCTS_PER_REQUEST);
-  }, 90_000);
+  }, 200_000);
 });
 
 function getOn(port: number, agent: http.Agent): Promise<number | undefined> {
