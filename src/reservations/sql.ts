@@ -43,15 +43,22 @@ export const isDue = (r: string): string => `(${r}.state = 'ACTIVE' AND ${r}.exp
 const effectiveState = (r: string): string => `CASE WHEN ${isDue(r)} THEN 'EXPIRED' ELSE ${r}.state END`;
 
 /**
- * What reservations past their expiry but not yet ended still hold, per unit (`unit_id`, `product_id`,
- * `qty_base`): stock readings count it free (D40). Found by reservation_life_expiry_idx; few rows unless the
- * expiry work is behind.
+ * What reservations of one Product past their expiry but not yet ended still hold, per unit (`unit_id`,
+ * `product_id`, `qty_base`): stock readings count it free (D40). `product` is a SQL expression of the Product's id.
+ * Found as lockDueReservationsOfProducts finds them (reservation_life_product_active_idx, by a row comparison only
+ * that index serves), then each one's active parts by its id: a plain condition on `expires_at` let the planner read
+ * every due reservation of the warehouse, or hash every active part, for the figures of one Product
+ * (test/reservations/due-of-products-plans.test.ts).
  */
-export const DUE_HOLDINGS = `SELECT part.packaging_unit_id AS unit_id, r.product_id, sum(part.qty_base) AS qty_base
-    FROM reservation_life r
-    JOIN reservation part ON part.reservation_id = r.reservation_id AND part.released_at IS NULL
-   WHERE ${isDue('r')}
-   GROUP BY part.packaging_unit_id, r.product_id`;
+export const dueHoldingsOf = (product: string): string => `SELECT part.packaging_unit_id AS unit_id, r.product_id,
+          sum(part.qty_base) AS qty_base
+     FROM reservation_life r
+    CROSS JOIN LATERAL (SELECT packaging_unit_id, qty_base FROM reservation
+                         WHERE reservation_id = r.reservation_id AND released_at IS NULL OFFSET 0) part
+   WHERE r.id = ANY(ARRAY(SELECT id FROM reservation_life
+                            WHERE product_id = ${product} AND state = 'ACTIVE'
+                              AND (product_id, expires_at) <= (${product}, now())))
+    GROUP BY part.packaging_unit_id, r.product_id`;
 
 /**
  * What reservations past their expiry but not yet ended hold on the unit `pu` (a packaging_unit row), 0 if none:

@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/tx.js';
-import { DUE_HOLDINGS } from '../reservations/sql.js';
+import { dueHoldingsOf } from '../reservations/sql.js';
 
 /** Amounts are exact decimal text in the kind's smallest unit (PC or MG), as qty_base. */
 export interface StockFigures {
@@ -72,21 +72,19 @@ const freeInLockedLoadUnits = (products: string): string =>
     GROUP BY pu.product_id`;
 
 /**
- * D40: what reservations past their expiry, not yet ended, hold of each Product (`reserved`), and the free stock
- * they give back once ended (`free`, the change of allocatable_free of each unit in a LoadUnit not locked): they
- * are EXPIRED already, and allocation ends them before it looks for candidates. `products` is a SQL condition on
- * `d.product_id`.
+ * D40: what reservations past their expiry, not yet ended, hold of the Product `product` (a SQL expression of its
+ * id; `reserved`), and the free stock they give back once ended (`free`, the change of allocatable_free of each unit
+ * in a LoadUnit not locked): they are EXPIRED already, and allocation ends them before it looks for candidates.
  */
-const dueHeld = (products: string): string =>
+const dueHeld = (product: string): string =>
   `SELECT d.product_id, sum(d.qty_base) AS reserved,
           sum(CASE WHEN allocatable_load_unit(lu.locked)
                    THEN allocatable_free(pu.state, pu.load_unit_id, pu.qty_base, pu.reserved_base - d.qty_base)
                         - allocatable_free(pu.state, pu.load_unit_id, pu.qty_base, pu.reserved_base)
                    ELSE 0 END) AS free
-     FROM (${DUE_HOLDINGS}) d
+     FROM (${dueHoldingsOf(product)}) d
      JOIN packaging_unit pu ON pu.id = d.unit_id
      LEFT JOIN load_unit lu ON lu.id = pu.load_unit_id
-    WHERE ${products}
     GROUP BY d.product_id`;
 
 /** `reserved` of the Product `p` from its stock_level row `sl` and `due` (D40). */
@@ -109,8 +107,7 @@ export async function selectStockLevel(db: Queryable, sku: string): Promise<Stoc
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('pu.product_id = (SELECT id FROM product WHERE sku = $1)')}) locked
                     ON locked.product_id = p.id
-             LEFT JOIN (${dueHeld('d.product_id = (SELECT id FROM product WHERE sku = $1)')}) due
-                    ON due.product_id = p.id
+             LEFT JOIN LATERAL (${dueHeld('p.id')}) due ON true
              ${NEWEST_BOUNDARY}
             WHERE p.sku = $1`,
     values: [sku],
@@ -155,7 +152,7 @@ export async function selectStockByPlace(
               FROM p JOIN packaging_unit pu ON pu.product_id = p.id
               ${PLACE_JOINS}
               -- D40: what reservations past their expiry hold counts as unreserved already.
-              LEFT JOIN (${DUE_HOLDINGS}) due ON due.unit_id = pu.id
+              LEFT JOIN (${dueHoldingsOf('(SELECT id FROM p)')}) due ON due.unit_id = pu.id
              WHERE $2::bigint[] IS NULL OR loc.location_group_id = ANY($2::bigint[])
              GROUP BY 1
           )
@@ -222,7 +219,7 @@ export async function selectStockPage(
                   b.position AS "feedCursor", ${CHANGED_SINCE('p.id')}
              FROM product p JOIN stock_level sl ON sl.product_id = p.id
              LEFT JOIN (${freeInLockedLoadUnits('true')}) locked ON locked.product_id = p.id
-             LEFT JOIN (${dueHeld('true')}) due ON due.product_id = p.id
+             LEFT JOIN LATERAL (${dueHeld('p.id')}) due ON true
              ${NEWEST_BOUNDARY}
             WHERE $1::text IS NULL OR p.sku > $1::text
             ORDER BY p.sku
