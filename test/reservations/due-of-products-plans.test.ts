@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/db/tx.js';
+import { lockNextCandidates } from '../../src/allocation/sql.js';
 import { selectUnitByPKey } from '../../src/packaging-units/sql.js';
 import { lockDueReservationsOfProducts } from '../../src/reservations/sql.js';
 import { selectStockByPlace, selectStockLevel, selectStockPage } from '../../src/stock/sql.js';
@@ -149,4 +150,23 @@ describe('a stock reading of a Product (D40)', () => {
       });
     },
   );
+});
+
+describe('an allocation’s look for due reservations (D40)', () => {
+  it(`reads at most ${ROWS_READ_BOUND} reservation rows for a Product with none due, statistics taken while none was due`, async () => {
+    await ctx.db.pool.query(
+      "UPDATE reservation_life SET expires_at = now() + interval '8 days' WHERE expires_at <= now() AND state = 'ACTIVE'",
+    );
+    await ctx.db.pool.query('VACUUM ANALYZE reservation, reservation_life');
+    // Only the other Product's fall due: the mass expiry of one SKU.
+    await ctx.db.pool.query(
+      `UPDATE reservation_life SET expires_at = now() - interval '1 second'
+        WHERE expires_at > now() + interval '7 days 1 hour' AND product_id = (SELECT id FROM product WHERE sku = $1)`,
+      [busy],
+    );
+    const { answer, rows } = await rowsReadBy((tx) =>
+      lockNextCandidates(tx, { sku: quiet, groupIds: null, seen: [], remaining: '1', limit: 8, unlessDue: true }),
+    );
+    expect({ due: answer.due, withinBound: rows <= ROWS_READ_BOUND }).toStrictEqual({ due: false, withinBound: true });
+  });
 });
