@@ -3,8 +3,8 @@ import type { Tx } from '../../src/db/tx.js';
 import { lockNextCandidates } from '../../src/allocation/sql.js';
 import { selectUnitByPKey } from '../../src/packaging-units/sql.js';
 import { lockDueReservationsOfProducts } from '../../src/reservations/sql.js';
-import { selectStockByPlace, selectStockLevel, selectStockPage } from '../../src/stock/sql.js';
 import { useTestApp } from '../support/app.js';
+import { CURRENT_STOCK_READINGS } from '../stock/readings.js';
 import { givenReservation } from './reservation-api.js';
 import { reservationRowsReadBy, seedReservations } from './plans.js';
 
@@ -128,16 +128,7 @@ describe('a reading of a unit (D40)', () => {
 });
 
 describe('a stock reading of a Product (D40)', () => {
-  const readings: [string, (tx: Tx, sku: string) => Promise<unknown>][] = [
-    ['the Product’s level', (tx, sku) => selectStockLevel(tx, sku)],
-    ['by LocationGroup', (tx, sku) => selectStockByPlace(tx, sku, 'locationGroup', null)],
-    ['by Location', (tx, sku) => selectStockByPlace(tx, sku, 'location', null)],
-    ['summed over its units', (tx, sku) => selectStockByPlace(tx, sku, 'none', null)],
-    // A page of one row that starts right before the SKU (its last character dropped) and so holds just it.
-    ['a page of Products', (tx, sku) => selectStockPage(tx, { limit: 0, afterSku: sku.slice(0, -1) })],
-  ];
-
-  it.each(readings)(
+  it.each(CURRENT_STOCK_READINGS)(
     `%s reads at most ${ROWS_READ_BOUND} reservation rows while ${DUE_ELSEWHERE} of another Product's are due`,
     async (_name, read) => {
       // The quiet Product's ended reservations left dead entries in the index of active ones; the autovacuum this

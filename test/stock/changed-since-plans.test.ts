@@ -1,16 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Tx } from '../../src/db/tx.js';
-import {
-  selectNewestBoundaryPosition,
-  selectStockAt,
-  selectStockByPlace,
-  selectStockLevel,
-  selectStockPage,
-  selectStockPageAsOf,
-} from '../../src/stock/sql.js';
+import { selectNewestBoundaryPosition, selectStockAt, selectStockPageAsOf } from '../../src/stock/sql.js';
 import { useTestApp } from '../support/app.js';
 import { rowsReadBy } from '../support/plans.js';
 import { givenLocation, givenProduct, givenTransportUnitOn, givenUnitsIn, pc } from '../support/stock-api.js';
+import { CURRENT_STOCK_READINGS, type StockReading } from './readings.js';
 
 /**
  * D40: a stock reading says whether its Product changed after the boundary it reports (`changedSince`), from the
@@ -43,13 +36,8 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('a stock reading while one Product has most of the ledger (D40)', () => {
-  const readings: [string, (tx: Tx, sku: string) => Promise<unknown>][] = [
-    ['the Product’s level', (tx, sku) => selectStockLevel(tx, sku)],
-    ['by LocationGroup', (tx, sku) => selectStockByPlace(tx, sku, 'locationGroup', null)],
-    ['by Location', (tx, sku) => selectStockByPlace(tx, sku, 'location', null)],
-    ['summed over its units', (tx, sku) => selectStockByPlace(tx, sku, 'none', null)],
-    // A page of one row that starts right before the SKU (its last character dropped) and so holds just it.
-    ['a page of Products', (tx, sku) => selectStockPage(tx, { limit: 0, afterSku: sku.slice(0, -1) })],
+  const readings: [string, StockReading][] = [
+    ...CURRENT_STOCK_READINGS,
     ['its figures at an instant', (tx, sku) => selectStockAt(tx, sku, new Date().toISOString())],
     [
       'a page of Products at a boundary',
