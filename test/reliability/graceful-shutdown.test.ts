@@ -151,8 +151,8 @@ describe('SIGTERM while 50 connections are busy', () => {
     const outcomes = await Promise.all(held.map((request) => request.outcome));
 
     expect(outcomes).toEqual(Array(CONNECTIONS).fill({ status: 201, body: '', connection: 'close' }));
-    // The embedded server's shutdown checkpoint writes what 100,000 Products left in its buffers: on a disk shared
-    // with the rest of CI that is not bounded by the service.
+    // What is left after the 201s, numbering 100,000 new events and the embedded server's shutdown checkpoint, runs
+    // on a machine and a disk the rest of CI shares; the log says which step a slow stop was in.
     expect(await waitForExit(service!, 120_000)).toEqual({ code: 0, signal: null });
     expect(logged('stopped')).toBe(true);
     expect(logged('shutdown deadline reached: closing the remaining connections')).toBe(false);
