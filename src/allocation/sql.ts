@@ -3,7 +3,7 @@ import type { Tx } from '../db/tx.js';
 import { eventInsert, signalEventsAfterCommit, type NewEvent } from '../events/outbox.js';
 import { movementInsert, type Actor, type MovementEntry } from '../ledger/sql.js';
 import { UNIT_COLUMNS_NOTHING_DUE, type PackagingUnitRow } from '../packaging-units/sql.js';
-import { isDue } from '../reservations/sql.js';
+import { dueOfProduct } from '../reservations/sql.js';
 
 /** The Product an allocation names, as its locking read finds it by SKU. */
 export interface AllocatedProduct {
@@ -75,8 +75,7 @@ export async function lockNextCandidates(tx: Tx, round: CandidateRound): Promise
     text: `WITH RECURSIVE locked AS MATERIALIZED (
          SELECT pu.* FROM packaging_unit pu WHERE pu.id = ANY(ARRAY(SELECT id FROM candidate)) ORDER BY pu.id FOR UPDATE
        ), p AS (
-         SELECT *, $6::boolean AND EXISTS (SELECT FROM reservation_life r WHERE r.product_id = product.id
-                                           AND ${isDue('r')}) AS due
+         SELECT *, $6::boolean AND (${dueOfProduct('product.id')} LIMIT 1) IS NOT NULL AS due
            FROM product WHERE sku = $1
        ), ordered AS (
          SELECT pu.id, pu.expires_at, pu.create_dt, pu.qty_base - pu.reserved_base AS free

@@ -43,21 +43,31 @@ export const isDue = (r: string): string => `(${r}.state = 'ACTIVE' AND ${r}.exp
 const effectiveState = (r: string): string => `CASE WHEN ${isDue(r)} THEN 'EXPIRED' ELSE ${r}.state END`;
 
 /**
+ * The ids of the reservations of the Product `product` (a SQL expression of its id) past their expiry and not yet
+ * ended (D40: `isDue`), in reservation_life_product_active_idx (migration 0018) whatever the statistics say
+ * (test/reservations/due-of-products-plans.test.ts). As a plain condition on `expires_at` the planner could take
+ * the expiry index and read the due reservations of every Product (a mass expiry's, for every write, allocation or
+ * reading of another Product), or scan every active one. So the expiry is compared together with the Product
+ * (`(product_id, expires_at) <= (product, now())`, for the Product's rows the same as `expires_at <= now()`): a row
+ * comparison only an index led by both columns serves, and which does not imply the expiry index's condition. In
+ * that index's order, so that asking for the first one (`LIMIT 1`) never reads the table: as `EXISTS` with statistics
+ * that put many due reservations on every Product (another Product's mass expiry), the planner scanned all of them.
+ */
+export const dueOfProduct = (product: string): string => `SELECT id FROM reservation_life
+      WHERE product_id = ${product} AND state = 'ACTIVE' AND (product_id, expires_at) <= (${product}, now())
+      ORDER BY expires_at`;
+
+/**
  * What reservations of one Product past their expiry but not yet ended still hold, per unit (`unit_id`,
  * `product_id`, `qty_base`): stock readings count it free (D40). `product` is a SQL expression of the Product's id.
- * Found as lockDueReservationsOfProducts finds them (reservation_life_product_active_idx, by a row comparison only
- * that index serves), then each one's active parts by its id: a plain condition on `expires_at` let the planner read
- * every due reservation of the warehouse, or hash every active part, for the figures of one Product
- * (test/reservations/due-of-products-plans.test.ts).
+ * The reservations are found by dueOfProduct, then each one's active parts by its id.
  */
 export const dueHoldingsOf = (product: string): string => `SELECT part.packaging_unit_id AS unit_id, r.product_id,
           sum(part.qty_base) AS qty_base
      FROM reservation_life r
     CROSS JOIN LATERAL (SELECT packaging_unit_id, qty_base FROM reservation
                          WHERE reservation_id = r.reservation_id AND released_at IS NULL OFFSET 0) part
-   WHERE r.id = ANY(ARRAY(SELECT id FROM reservation_life
-                            WHERE product_id = ${product} AND state = 'ACTIVE'
-                              AND (product_id, expires_at) <= (${product}, now())))
+   WHERE r.id = ANY(ARRAY(${dueOfProduct(product)}))
     GROUP BY part.packaging_unit_id, r.product_id`;
 
 /**
@@ -164,13 +174,7 @@ export async function lockDueReservations(tx: Tx, limit: number): Promise<Reserv
  * All reservations of the Products past their expiry, locked in id order (across Products too), waiting for those
  * another transaction holds; one a concurrent expiry ended meanwhile is left out, judged on the version locked.
  *
- * Found Product by Product in reservation_life_product_active_idx (migration 0018), whatever the statistics say
- * (test/reservations/due-of-products-plans.test.ts). As a plain condition on `expires_at` the planner could take the
- * expiry index instead and read the due reservations of every Product (a mass expiry's, for every write to a
- * Product with a long history), or, to lock, scan all active ones. So the expiry is compared together with the
- * Product (`(product_id, expires_at) <= (p.id, now())`, for the Product's rows the same as `expires_at <= now()`),
- * a row comparison only an index led by both columns serves, and the lock is taken by id alone, the condition
- * applied to what it locked.
+ * Found Product by Product (dueOfProduct), then locked by id alone, the condition applied to what it locked.
  */
 export async function lockDueReservationsOfProducts(tx: Tx, skus: readonly string[]): Promise<ReservationRow[]> {
   const result = await tx.query<ReservationRow>({
@@ -179,10 +183,7 @@ export async function lockDueReservationsOfProducts(tx: Tx, skus: readonly strin
              SELECT id, state, expires_at FROM reservation_life
               WHERE id = ANY(ARRAY(
                       SELECT d.id FROM product p
-                       CROSS JOIN LATERAL (
-                         SELECT id FROM reservation_life
-                          WHERE product_id = p.id AND state = 'ACTIVE'
-                            AND (product_id, expires_at) <= (p.id, now()) OFFSET 0) d
+                       CROSS JOIN LATERAL (${dueOfProduct('p.id')} OFFSET 0) d
                        WHERE p.sku = ANY($1::text[])))
               ORDER BY id FOR UPDATE
            )
